@@ -1,0 +1,97 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// One set of Swift settings for every Swift target (Swift 6 language mode comes from the tools version).
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny")
+]
+
+let package = Package(
+    name: "concierge",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "concierge", targets: ["concierge"]),
+        .library(name: "IntentKit", targets: ["IntentKit"]),
+        .library(name: "IntentWorker", targets: ["IntentWorker"]),
+        .library(name: "IntentClient", targets: ["IntentClient"]),
+        .library(name: "IntentBroker", targets: ["IntentBroker"]),
+        .library(name: "ConciergeExamples", targets: ["ConciergeExamples"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+    ],
+    targets: [
+        // MARK: C binding
+        .systemLibrary(
+            name: "CZeroMQ",
+            pkgConfig: "libzmq",
+            providers: [.apt(["libzmq3-dev"])]
+        ),
+
+        // MARK: Libraries
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: swiftSettings),
+        .target(name: "ConciergeJSON", swiftSettings: swiftSettings),
+        .target(name: "IntentKit", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),
+        .target(name: "IntentWire", swiftSettings: swiftSettings),
+        .target(
+            name: "IntentBroker",
+            dependencies: [
+                "ZeroMQ", "IntentWire",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "IntentWorker",
+            dependencies: [
+                "ZeroMQ", "IntentWire", "IntentKit", "ConciergeJSON",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "IntentClient",
+            dependencies: [
+                "ZeroMQ", "IntentWire", "ConciergeJSON",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "ConciergeExamples", dependencies: ["IntentKit"], swiftSettings: swiftSettings),
+
+        // MARK: Executables
+        .executableTarget(
+            name: "concierge",
+            dependencies: [
+                "IntentBroker", "IntentWorker", "IntentClient", "ConciergeExamples", "ConciergeJSON",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Tests
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: swiftSettings),
+        .testTarget(name: "ConciergeJSONTests", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "IntentKitTests",
+            dependencies: ["IntentKit", "ConciergeExamples", "ConciergeJSON"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "IntentWireTests", dependencies: ["IntentWire"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["concierge", "IntentClient", "ZeroMQ", "IntentWire", "ConciergeJSON"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)
