@@ -1,0 +1,70 @@
+import CZeroMQ
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A reusable receive buffer for multipart messages: a fixed number of `zmq_msg_t` slots allocated once,
+/// so a receive loop allocates nothing per frame.
+///
+/// Frames are valid until the next receive into the same buffer. ``take(_:)`` moves one frame out into a
+/// ``ZMQMessage`` (no byte copy) to keep it longer.
+public struct ZMQMultipart: ~Copyable {
+    let slots: UnsafeMutablePointer<zmq_msg_t>
+    let scratch: UnsafeMutablePointer<zmq_msg_t>
+    /// The most frames kept per message.
+    public let capacity: Int
+    /// Frames received in the last message (at most ``capacity``).
+    public internal(set) var count = 0
+    /// Frames received beyond ``capacity`` in the last message (dropped).
+    public internal(set) var overflow = 0
+
+    public init(capacity: Int) {
+        self.capacity = capacity
+        slots = .allocate(capacity: capacity)
+        scratch = .allocate(capacity: 1)
+        for index in 0..<capacity { zmq_msg_init(slots + index) }
+        zmq_msg_init(scratch)
+    }
+
+    deinit {
+        for index in 0..<capacity { zmq_msg_close(slots + index) }
+        zmq_msg_close(scratch)
+        slots.deallocate()
+        scratch.deallocate()
+    }
+
+    func slot(_ index: Int) -> UnsafeMutablePointer<zmq_msg_t> { slots + index }
+
+    mutating func reset() {
+        count = 0
+        overflow = 0
+    }
+
+    /// The size of frame `index`.
+    public func size(_ index: Int) -> Int { zmq_msg_size(slots + index) }
+
+    /// The bytes of frame `index`, valid until the next receive.
+    public func withBytes<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(start: zmq_msg_data(slots + index), count: zmq_msg_size(slots + index)))
+    }
+
+    /// A copy of frame `index`.
+    public func bytes(_ index: Int) -> [UInt8] { withBytes(index) { Array($0) } }
+
+    /// Frame `index` decoded as UTF-8.
+    public func string(_ index: Int) -> String { withBytes(index) { String(decoding: $0, as: UTF8.self) } }
+
+    /// Whether frame `index` holds exactly `literal`'s bytes.
+    public func equals(_ index: Int, _ literal: StaticString) -> Bool {
+        let size = zmq_msg_size(slots + index)
+        guard size == literal.utf8CodeUnitCount else { return false }
+        return memcmp(zmq_msg_data(slots + index), literal.utf8Start, size) == 0
+    }
+
+    /// Moves frame `index` out into a ``ZMQMessage`` without copying its bytes; the slot becomes empty.
+    public func take(_ index: Int) -> ZMQMessage {
+        ZMQMessage(moving: slots + index)
+    }
+}

@@ -1,0 +1,138 @@
+import Testing
+import ZeroMQ
+
+/// Tests of the thin libzmq binding against real libzmq sockets over inproc and loopback TCP.
+@Suite struct ZeroMQBindingTests {
+    let context = ZMQContext()
+
+    func routerDealerPair(routingID: String? = nil) throws -> (ZMQSocket, ZMQSocket) {
+        let router = try ZMQSocket(context: context, type: .router)
+        try router.setOption(.routerMandatory, 1)
+        try router.bind("tcp://127.0.0.1:*")
+        let dealer = try ZMQSocket(context: context, type: .dealer)
+        if let routingID { try dealer.setOption(.routingID, string: routingID) }
+        try dealer.connect(router.lastEndpoint)
+        return (router, dealer)
+    }
+
+    @Test func multipartRoundTripKeepsFramesInOrder() throws {
+        let (router, dealer) = try routerDealerPair(routingID: "client-1")
+        #expect(try dealer.send(multipart: [Array("a".utf8), [], Array("third".utf8)], dontWait: false))
+        let received = try #require(try router.receiveMultipart())
+        #expect(received.count == 4)
+        #expect(received[0] == Array("client-1".utf8))
+        #expect(received[1] == Array("a".utf8))
+        #expect(received[2] == [])
+        #expect(received[3] == Array("third".utf8))
+        try router.send(multipart: [received[0], Array("reply".utf8)])
+        #expect(try dealer.receiveMultipart() == [Array("reply".utf8)])
+    }
+
+    @Test func receiveWithoutWaitingReportsNothingWaiting() throws {
+        let (_, dealer) = try routerDealerPair()
+        var buffer = ZMQMultipart(capacity: 4)
+        let got = try dealer.receive(into: &buffer, dontWait: true)
+        #expect(got == false)
+        let count = buffer.count
+        #expect(count == 0)
+    }
+
+    @Test func routerMandatoryReportsUnknownPeer() throws {
+        let (router, _) = try routerDealerPair()
+        #expect(throws: ZMQError.hostUnreachable) {
+            try router.send(Array("nobody".utf8), more: true)
+        }
+    }
+
+    @Test func routerHandoverLetsANewPeerTakeOverARoutingID() throws {
+        let router = try ZMQSocket(context: context, type: .router)
+        try router.setOption(.routerHandover, 1)
+        try router.bind("tcp://127.0.0.1:*")
+        let first = try ZMQSocket(context: context, type: .dealer)
+        try first.setOption(.routingID, string: "worker-7")
+        try first.connect(router.lastEndpoint)
+        try first.send("one", dontWait: false)
+        #expect(try router.receiveMultipart()?[1] == Array("one".utf8))
+        // A restarted peer reusing the id while the old connection is still open.
+        let second = try ZMQSocket(context: context, type: .dealer)
+        try second.setOption(.routingID, string: "worker-7")
+        try second.connect(router.lastEndpoint)
+        try second.send("two", dontWait: false)
+        #expect(try router.receiveMultipart()?[1] == Array("two".utf8))
+        try router.send(multipart: [Array("worker-7".utf8), Array("to-new".utf8)], dontWait: false)
+        #expect(try second.receiveMultipart() == [Array("to-new".utf8)])
+    }
+
+    @Test func sendingAMessageLeavesItIntactForResending() throws {
+        let (router, dealer) = try routerDealerPair(routingID: "d")
+        let big = ZMQMessage(bytes: [UInt8](repeating: 7, count: 10_000))
+        try dealer.send(big, dontWait: false)
+        try dealer.send(big, dontWait: false)
+        #expect(big.count == 10_000)
+        #expect(try router.receiveMultipart()?[1].count == 10_000)
+        #expect(try router.receiveMultipart()?[1] == [UInt8](repeating: 7, count: 10_000))
+    }
+
+    @Test func takenFramesOutliveTheReceiveBuffer() throws {
+        let (router, dealer) = try routerDealerPair(routingID: "d")
+        try dealer.send(multipart: [Array("head".utf8), Array("body-bytes".utf8)])
+        var buffer = ZMQMultipart(capacity: 4)
+        var poller = ZMQPoller()
+        poller.add(router)
+        _ = try poller.poll(timeoutMilliseconds: 2000)
+        let received = try router.receive(into: &buffer)
+        #expect(received)
+        let body = buffer.take(2)
+        let isHead = buffer.equals(1, "head")
+        #expect(isHead)
+        try dealer.send("again")
+        _ = try poller.poll(timeoutMilliseconds: 2000)
+        let receivedAgain = try router.receive(into: &buffer)
+        #expect(receivedAgain)
+        #expect(body.string == "body-bytes")
+        let again = buffer.string(1)
+        #expect(again == "again")
+    }
+
+    @Test func framesBeyondCapacityAreCountedAsOverflow() throws {
+        let (router, dealer) = try routerDealerPair()
+        try dealer.send(multipart: (0..<6).map { [UInt8($0)] }, dontWait: false)
+        var buffer = ZMQMultipart(capacity: 3)
+        var poller = ZMQPoller()
+        poller.add(router)
+        _ = try poller.poll(timeoutMilliseconds: 2000)
+        let receivedSix = try router.receive(into: &buffer)
+        #expect(receivedSix)
+        let (kept, dropped) = (buffer.count, buffer.overflow)
+        #expect(kept == 3)
+        #expect(dropped == 4)
+    }
+
+    @Test func eventFDWakesAPoll() throws {
+        let wake = EventFD()
+        var poller = ZMQPoller()
+        let index = poller.add(fileDescriptor: wake.fileDescriptor)
+        #expect(try poller.poll(timeoutMilliseconds: 0) == 0)
+        wake.signal()
+        wake.signal()
+        #expect(try poller.poll(timeoutMilliseconds: 1000) == 1)
+        #expect(poller.isReadable(index))
+        wake.drain()
+        #expect(try poller.poll(timeoutMilliseconds: 0) == 0)
+    }
+
+    @Test func contextShutdownEndsBlockingReceive() throws {
+        let context = ZMQContext()
+        let socket = try ZMQSocket(context: context, type: .pull)
+        try socket.bind("inproc://shutdown-test")
+        context.shutdown()
+        #expect(throws: ZMQError.terminated) { _ = try socket.receiveMultipart(dontWait: false) }
+        socket.close()
+        context.terminate()
+    }
+
+    @Test func libzmqHasCurveAndIPC() {
+        #expect(ZMQContext.has("ipc"))
+        #expect(ZMQContext.version.0 == 4)
+    }
+}
