@@ -1,0 +1,780 @@
+import DequeModule
+import IntentWire
+import Logging
+import Synchronization
+import ZeroMQ
+
+/// The broker's engine: one thread, one `zmq_poll` loop over the frontend and backend ROUTER sockets.
+///
+/// Everything here runs on the loop's own thread except ``requestStop()``. On every wake-up the loop drains
+/// every message waiting on both sockets before polling again (the cost of a wake-up is paid once per batch,
+/// not per message), routes on frames only (bodies are moved between sockets as libzmq messages, never parsed
+/// or copied), and keeps every request until its final reply: a job on a worker that dies is re-dispatched
+/// (resolve, confirm) or answered with `worker-lost` (handle), never forgotten.
+final class BrokerLoop: @unchecked Sendable {
+    let configuration: BrokerConfiguration
+    let logger: Logger
+    let context: ZMQContext
+    let frontend: ZMQSocket
+    let backend: ZMQSocket
+    /// The endpoints actually bound (ephemeral ports resolved).
+    let frontendEndpoint: String
+    let backendEndpoint: String
+    private let wake = EventFD()
+    private let stopRequested = Atomic<Bool>(false)
+    let finalStatistics = Mutex(BrokerStatistics())
+
+    // MARK: Loop-thread state
+    private var inflight: [RequestKey: PendingRequest] = [:]
+    private var workers: [[UInt8]: WorkerEntry] = [:]
+    private var typeIndex: [[UInt8]: Int] = [:]
+    private var typeNames: [[UInt8]] = []
+    private var typeWorkers: [[WorkerEntry]] = []
+    private var typeQueues: [Deque<PendingRequest>] = []
+    /// When the last worker of a type went away (0 while one serves it).
+    private var typeOrphanedAt: [UInt64] = []
+    private var queuedCount = 0
+    private var timers = TimerHeap()
+    private var results: ResultStore
+    private var nextJobID: UInt64 = 1
+    private var statistics = BrokerStatistics()
+    private var shuttingDown = false
+    private var shutdownDeadline: UInt64 = 0
+
+    private let heartbeatNanos: UInt64
+    private let workerExpiryNanos: UInt64
+    private let defaultDeadlineNanos: UInt64
+    private let hardLimitNanos: UInt64
+    private let graceNanos: UInt64
+
+    init(configuration: BrokerConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        heartbeatNanos = configuration.heartbeatInterval.nanoseconds
+        workerExpiryNanos = heartbeatNanos * UInt64(max(1, configuration.heartbeatLiveness))
+        defaultDeadlineNanos = configuration.defaultDeadline.nanoseconds
+        hardLimitNanos = configuration.hardLimit.nanoseconds
+        graceNanos = configuration.workerGracePeriod.nanoseconds
+        results = ResultStore(ttl: configuration.resultTTL.nanoseconds, capacity: configuration.maxStoredResults)
+        guard heartbeatNanos > 0, defaultDeadlineNanos > 0, hardLimitNanos >= defaultDeadlineNanos else {
+            throw BrokerError(
+                code: .badConfiguration,
+                message: "heartbeat must be > 0 and the hard limit at least the default deadline"
+            )
+        }
+        context = ZMQContext(ioThreads: configuration.ioThreads)
+        do {
+            frontend = try ZMQSocket(context: context, type: .router)
+            backend = try ZMQSocket(context: context, type: .router)
+            for socket in [frontend, backend] {
+                // Never drop a message silently (libzmq#2037) and let a restarted peer take over its id (#4603).
+                try socket.setOption(.routerMandatory, 1)
+                try socket.setOption(.routerHandover, 1)
+                try socket.setOption(.sendHighWaterMark, 100_000)
+                try socket.setOption(.receiveHighWaterMark, 100_000)
+                // libzmq's own cap, above ours, so that an oversized body still gets a `too-large` reply.
+                try socket.setOption(.maxMessageSize, int64: Int64(configuration.maxBodySize) * 2 + 65_536)
+            }
+        } catch {
+            throw BrokerError(code: .badConfiguration, message: "\(error)")
+        }
+        do {
+            try frontend.bind(configuration.frontendEndpoint)
+        } catch {
+            throw BrokerError(code: .bindFailed, message: "frontend \(configuration.frontendEndpoint): \(error)")
+        }
+        do {
+            try backend.bind(configuration.backendEndpoint)
+        } catch {
+            throw BrokerError(code: .bindFailed, message: "backend \(configuration.backendEndpoint): \(error)")
+        }
+        frontendEndpoint = frontend.lastEndpoint
+        backendEndpoint = backend.lastEndpoint
+    }
+
+    /// Asks the loop to shut down gracefully (any thread).
+    func requestStop() {
+        stopRequested.store(true, ordering: .releasing)
+        wake.signal()
+    }
+
+    // MARK: The loop
+
+    func run() {
+        var poller = ZMQPoller()
+        poller.add(frontend)
+        poller.add(backend)
+        let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
+        var buffer = ZMQMultipart(capacity: 64)
+        var nextHeartbeat = MonotonicTime.now() + heartbeatNanos
+        logger.info(
+            "broker ready",
+            metadata: ["frontend": "\(frontendEndpoint)", "backend": "\(backendEndpoint)"]
+        )
+
+        while true {
+            var now = MonotonicTime.now()
+            var wakeAt = nextHeartbeat
+            if let timer = timers.nextTime, timer < wakeAt { wakeAt = timer }
+            if shuttingDown, shutdownDeadline < wakeAt { wakeAt = shutdownDeadline }
+            let timeout = wakeAt > now ? Int((wakeAt - now + 999_999) / 1_000_000) : 0
+            do {
+                try poller.poll(timeoutMilliseconds: timeout)
+            } catch {
+                logger.critical("poll failed, broker stops", metadata: ["error": "\(error)"])
+                break
+            }
+            if poller.isReadable(wakeIndex) {
+                wake.drain()
+                if stopRequested.load(ordering: .acquiring) && !shuttingDown { beginShutdown() }
+            }
+            // Drain everything waiting on both sockets, alternating so neither side starves the other.
+            var budget = 50_000
+            while budget > 0 {
+                var progressed = false
+                if (try? frontend.receive(into: &buffer)) == true {
+                    handleClientMessage(&buffer)
+                    progressed = true
+                }
+                if (try? backend.receive(into: &buffer)) == true {
+                    handleWorkerMessage(&buffer)
+                    progressed = true
+                }
+                if !progressed { break }
+                budget -= 1
+            }
+            now = MonotonicTime.now()
+            while let entry = timers.popDue(now) { fire(entry, now: now) }
+            if now >= nextHeartbeat {
+                heartbeat(now: now)
+                nextHeartbeat = now + heartbeatNanos
+            }
+            if shuttingDown && (inflight.isEmpty || now >= shutdownDeadline) { break }
+        }
+        finishShutdown()
+    }
+
+    // MARK: Clients
+
+    private func handleClientMessage(_ message: inout ZMQMultipart) {
+        let frames = message.count
+        let client = message.bytes(0)
+        guard frames >= 3, message.overflow == 0 else {
+            statistics.malformedClientMessages += 1
+            let id = frames >= 4 ? requestID(message, 3) : []
+            replyError(client: client, id: id, phase: "", .malformed, "expected [CIPC01, command, ...] frames")
+            return
+        }
+        guard message.withBytes(1, { CIP.clientSignature.matches($0) }) else {
+            statistics.malformedClientMessages += 1
+            replyError(client: client, id: [], phase: "", .unsupportedVersion, "this broker speaks CIPC01 only")
+            return
+        }
+        if message.equals(2, CIP.Client.request) {
+            handleRequest(&message, client: client)
+        } else if message.equals(2, CIP.Client.status) {
+            guard frames == CIP.Frames.status + 1, let id = validRequestID(message, 3) else {
+                statistics.malformedClientMessages += 1
+                replyError(
+                    client: client, id: frames >= 4 ? requestID(message, 3) : [], phase: "", .malformed,
+                    "STATUS takes exactly [CIPC01, STATUS, request id]",
+                    command: CIP.Broker.status
+                )
+                return
+            }
+            handleStatus(client: client, id: id)
+        } else if message.equals(2, CIP.Client.ping) {
+            _ = sendToClient(client, [CIP.clientSignature, CIP.Broker.pong])
+        } else {
+            statistics.malformedClientMessages += 1
+            let id = frames >= 4 ? requestID(message, 3) : []
+            replyError(client: client, id: id, phase: "", .unknownCommand, "unknown command \"\(message.string(2))\"")
+        }
+    }
+
+    private func requestID(_ message: borrowing ZMQMultipart, _ index: Int) -> [UInt8] {
+        message.size(index) <= CIP.maxRequestIDLength ? message.bytes(index) : []
+    }
+
+    private func validRequestID(_ message: borrowing ZMQMultipart, _ index: Int) -> [UInt8]? {
+        let size = message.size(index)
+        return size >= 1 && size <= CIP.maxRequestIDLength ? message.bytes(index) : nil
+    }
+
+    private func handleRequest(_ message: inout ZMQMultipart, client: [UInt8]) {
+        let frames = message.count
+        guard frames == CIP.Frames.request + 1 else {
+            statistics.malformedClientMessages += 1
+            replyError(
+                client: client, id: frames >= 4 ? requestID(message, 3) : [], phase: "", .malformed,
+                "REQUEST takes 7 frames: CIPC01, REQUEST, request id, intent type, phase, deadline, body"
+            )
+            return
+        }
+        guard let id = validRequestID(message, 3) else {
+            statistics.malformedClientMessages += 1
+            replyError(client: client, id: [], phase: "", .badRequestID, "request id must be 1 to 255 bytes")
+            return
+        }
+        guard let phase = message.withBytes(5, { RequestPhase(frame: $0) }) else {
+            statistics.malformedClientMessages += 1
+            replyError(
+                client: client, id: id, phase: "", .badPhase,
+                "phase must be resolve, confirm, handle or lifecycle"
+            )
+            return
+        }
+        let typeSize = message.size(4)
+        guard typeSize >= 1, typeSize <= CIP.maxIntentTypeLength else {
+            statistics.malformedClientMessages += 1
+            replyError(client: client, id: id, phase: phase.name, .malformed, "intent type must be 1 to 255 bytes")
+            return
+        }
+        var deadlineNanos = defaultDeadlineNanos
+        if message.size(6) > 0 {
+            guard let milliseconds = message.withBytes(6, { WireBody.parseDecimal($0) }),
+                CIP.deadlineBounds.contains(milliseconds),
+                UInt64(milliseconds) * 1_000_000 <= hardLimitNanos
+            else {
+                statistics.malformedClientMessages += 1
+                replyError(
+                    client: client, id: id, phase: phase.name, .badDeadline,
+                    "deadline must be a decimal number of milliseconds from \(CIP.deadlineBounds.lowerBound) to "
+                        + "\(min(CIP.deadlineBounds.upperBound, Int(hardLimitNanos / 1_000_000)))"
+                )
+                return
+            }
+            deadlineNanos = UInt64(milliseconds) * 1_000_000
+        }
+        let bodySize = message.size(7)
+        guard bodySize > 0 else {
+            statistics.malformedClientMessages += 1
+            replyError(client: client, id: id, phase: phase.name, .malformed, "the body frame is empty")
+            return
+        }
+        guard bodySize <= configuration.maxBodySize else {
+            statistics.malformedClientMessages += 1
+            replyError(
+                client: client, id: id, phase: phase.name, .tooLarge,
+                "body of \(bodySize) bytes exceeds the maximum of \(configuration.maxBodySize)"
+            )
+            return
+        }
+        guard !shuttingDown else {
+            replyError(client: client, id: id, phase: phase.name, .shuttingDown, "the broker is shutting down")
+            return
+        }
+        let key = RequestKey(client: client, id: id)
+        guard inflight[key] == nil else {
+            replyError(
+                client: client, id: id, phase: phase.name, .duplicateRequest,
+                "request id is already in flight on this connection"
+            )
+            return
+        }
+        let now = MonotonicTime.now()
+        let typeBytes = message.bytes(4)
+        guard let type = typeIndex[typeBytes], isServed(type, now: now) else {
+            replyError(
+                client: client, id: id, phase: phase.name, .unknownIntent,
+                "no worker serves intent type \"\(String(decoding: typeBytes, as: UTF8.self))\""
+            )
+            return
+        }
+        let request = PendingRequest(
+            key: key, intentType: type, requested: phase, body: message.take(7), arrival: now,
+            deadline: now + deadlineNanos
+        )
+        if pickWorker(for: type) == nil && queuedCount >= configuration.maxQueuedRequests {
+            replyError(client: client, id: id, phase: phase.name, .busy, "the broker's queue is full")
+            return
+        }
+        statistics.requestsAccepted += 1
+        inflight[key] = request
+        timers.push(.init(time: request.deadline, kind: .deadline, request: request))
+        dispatch(request)
+    }
+
+    private func isServed(_ type: Int, now: UInt64) -> Bool {
+        !typeWorkers[type].isEmpty || now - typeOrphanedAt[type] < graceNanos
+    }
+
+    private func handleStatus(client: [UInt8], id: [UInt8]) {
+        let key = RequestKey(client: client, id: id)
+        if let request = inflight[key] {
+            let body = progressBody(request, now: MonotonicTime.now())
+            _ = sendToClient(
+                client,
+                [CIP.clientSignature, CIP.Broker.status],
+                id: id,
+                status: CIP.Status.progress,
+                phase: request.phase.name,
+                body: body
+            )
+        } else if let result = results.result(for: key) {
+            _ = sendToClient(
+                client,
+                [CIP.clientSignature, CIP.Broker.status],
+                id: id,
+                status: result.isError ? CIP.Status.error : CIP.Status.final,
+                phase: result.phase,
+                message: result.body
+            )
+        } else {
+            replyError(
+                client: client, id: id, phase: "", .unknownRequest,
+                "no request with this id is in flight or kept on this connection", command: CIP.Broker.status
+            )
+        }
+    }
+
+    private func progressBody(_ request: PendingRequest, now: UInt64) -> [UInt8] {
+        WireBody.progress(
+            state: request.state == .running ? "running" : "queued",
+            phase: request.phase,
+            elapsedMilliseconds: Int((now - request.arrival) / 1_000_000),
+            worker: request.worker?.name
+        )
+    }
+
+    // MARK: Workers
+
+    private func handleWorkerMessage(_ message: inout ZMQMultipart) {
+        let frames = message.count
+        let routingID = message.bytes(0)
+        guard frames >= 3, message.overflow == 0 else {
+            statistics.malformedWorkerMessages += 1
+            sendWorkerError(routingID, .malformed, "expected [CIPW01, command, ...] frames")
+            return
+        }
+        guard message.withBytes(1, { CIP.workerSignature.matches($0) }) else {
+            statistics.malformedWorkerMessages += 1
+            sendWorkerError(routingID, .unsupportedVersion, "this broker speaks CIPW01 only")
+            return
+        }
+        let now = MonotonicTime.now()
+        if message.equals(2, CIP.Worker.ready) {
+            handleReady(&message, routingID: routingID, now: now)
+            return
+        }
+        guard let worker = workers[routingID] else {
+            // Not registered (e.g. the broker restarted): tell it to register again.
+            if !message.equals(2, CIP.Worker.disconnect) {
+                _ = sendToWorker(routingID, [CIP.workerSignature, CIP.Worker.disconnect])
+            }
+            if message.equals(2, CIP.Worker.result) { statistics.strayResults += 1 }
+            return
+        }
+        worker.expiry = now + workerExpiryNanos
+        if worker.blocked {
+            worker.blocked = false
+            fill(worker)
+        }
+        if message.equals(2, CIP.Worker.result) {
+            handleResult(&message, worker: worker)
+        } else if message.equals(2, CIP.Worker.heartbeat) {
+            return
+        } else if message.equals(2, CIP.Worker.drain) {
+            worker.draining = true
+            logger.info("worker draining", metadata: ["worker": "\(worker.name)", "jobs": "\(worker.load)"])
+        } else if message.equals(2, CIP.Worker.disconnect) {
+            logger.info("worker left", metadata: ["worker": "\(worker.name)"])
+            removeWorker(worker, reason: "disconnected")
+        } else {
+            statistics.malformedWorkerMessages += 1
+            sendWorkerError(routingID, .unknownCommand, "unknown command \"\(message.string(2))\"")
+        }
+    }
+
+    private func handleReady(_ message: inout ZMQMultipart, routingID: [UInt8], now: UInt64) {
+        let frames = message.count
+        guard frames >= CIP.Frames.ready + 1,
+            let capacity = message.withBytes(3, { WireBody.parseDecimal($0) }),
+            capacity >= 1, capacity <= CIP.maxWorkerCapacity,
+            message.size(4) >= 1, message.size(4) <= 255
+        else {
+            statistics.malformedWorkerMessages += 1
+            sendWorkerError(
+                routingID, .malformed,
+                "READY takes CIPW01, READY, capacity (1-1000), name, and one frame per intent type"
+            )
+            return
+        }
+        var types: [Int] = []
+        for index in 5..<frames {
+            let size = message.size(index)
+            guard size >= 1, size <= CIP.maxIntentTypeLength else {
+                statistics.malformedWorkerMessages += 1
+                sendWorkerError(routingID, .malformed, "intent types must be 1 to 255 bytes")
+                return
+            }
+            let type = intern(message.bytes(index))
+            if !types.contains(type) { types.append(type) }
+        }
+        if let previous = workers[routingID] {
+            // The same routing id registering again is a new incarnation (a restarted process taking over
+            // the id): whatever the old one was running is lost.
+            logger.warning("worker re-registered; its previous jobs are lost", metadata: ["worker": "\(previous.name)"])
+            removeWorker(previous, reason: "re-registered")
+        }
+        let worker = WorkerEntry(
+            routingID: routingID, name: message.string(4), capacity: capacity, intentTypes: types,
+            expiry: now + workerExpiryNanos
+        )
+        workers[routingID] = worker
+        for type in types {
+            typeWorkers[type].append(worker)
+            typeOrphanedAt[type] = 0
+        }
+        statistics.workersRegistered += 1
+        logger.info(
+            "worker registered",
+            metadata: [
+                "worker": "\(worker.name)", "capacity": "\(capacity)",
+                "intents": "\(types.map { String(decoding: typeNames[$0], as: UTF8.self) })",
+            ]
+        )
+        fill(worker)
+    }
+
+    private func intern(_ bytes: [UInt8]) -> Int {
+        if let index = typeIndex[bytes] { return index }
+        let index = typeNames.count
+        typeIndex[bytes] = index
+        typeNames.append(bytes)
+        typeWorkers.append([])
+        typeQueues.append([])
+        typeOrphanedAt.append(0)
+        return index
+    }
+
+    private func handleResult(_ message: inout ZMQMultipart, worker: WorkerEntry) {
+        guard message.count == CIP.Frames.result + 1, message.size(3) == 8 else {
+            statistics.malformedWorkerMessages += 1
+            sendWorkerError(worker.routingID, .malformed, "RESULT takes CIPW01, RESULT, job id, outcome, body")
+            return
+        }
+        let jobID = message.withBytes(3) { $0.loadUnaligned(as: UInt64.self) }
+        guard let request = worker.jobs.removeValue(forKey: jobID) else {
+            statistics.strayResults += 1
+            logger.warning("dropped a result for a job this worker was not given", metadata: ["worker": "\(worker.name)"])
+            return
+        }
+        defer { fill(worker) }
+        guard request.state != .done else { return }  // already answered (timeout); the slot is free again
+        request.worker = nil
+        let body = message.take(5)
+        if message.equals(4, CIP.Outcome.continue), request.requested == .lifecycle, let next = request.phase.next {
+            request.phase = next
+            request.body = body
+            request.state = .queued
+            dispatch(request)
+        } else if message.equals(4, CIP.Outcome.error) {
+            finish(request, isError: true, message: body)
+        } else {
+            finish(request, isError: false, message: body)
+        }
+    }
+
+    /// Removes a worker; its unfinished jobs are re-dispatched (resolve, confirm) or failed (handle).
+    private func removeWorker(_ worker: WorkerEntry, reason: String) {
+        guard !worker.removed else { return }
+        worker.removed = true
+        if workers[worker.routingID] === worker { workers[worker.routingID] = nil }
+        let now = MonotonicTime.now()
+        for type in worker.intentTypes {
+            typeWorkers[type].removeAll { $0 === worker }
+            if typeWorkers[type].isEmpty { typeOrphanedAt[type] = now }
+        }
+        if reason != "disconnected" || !worker.jobs.isEmpty { statistics.workersLost += 1 }
+        let lost = worker.jobs.values.sorted { $0.arrival < $1.arrival }
+        worker.jobs = [:]
+        if !lost.isEmpty {
+            logger.warning(
+                "worker lost with jobs",
+                metadata: ["worker": "\(worker.name)", "reason": "\(reason)", "jobs": "\(lost.count)"]
+            )
+        }
+        for request in lost where request.state != .done {
+            request.worker = nil
+            request.state = .queued
+            if request.phase.isRetriable {
+                statistics.jobsRedispatched += 1
+                dispatch(request, atFront: true)
+            } else {
+                finish(
+                    request, isError: true,
+                    body: WireBody.error(
+                        .workerLost, "the worker running this handle job was lost; it is not run again"
+                    )
+                )
+            }
+        }
+    }
+
+    // MARK: Dispatching
+
+    private func pickWorker(for type: Int) -> WorkerEntry? {
+        var best: WorkerEntry?
+        for worker in typeWorkers[type] where worker.hasRoom {
+            if best == nil || worker.load < best!.load {
+                best = worker
+                if worker.load == 0 { break }
+            }
+        }
+        return best
+    }
+
+    private func dispatch(_ request: PendingRequest, atFront: Bool = false) {
+        while let worker = pickWorker(for: request.intentType) {
+            if send(request, to: worker) { return }
+        }
+        // No worker has room: wait in the intent type's queue (oldest first).
+        queuedCount += 1
+        if atFront { typeQueues[request.intentType].prepend(request) } else {
+            typeQueues[request.intentType].append(request)
+        }
+    }
+
+    /// Sends the request's current job to `worker`. On failure the worker is removed (unreachable) or marked
+    /// full, and `false` is returned so the caller can pick another.
+    private func send(_ request: PendingRequest, to worker: WorkerEntry) -> Bool {
+        guard let body = request.body else { return true }
+        let jobID = nextJobID
+        nextJobID &+= 1
+        let now = MonotonicTime.now()
+        let left = request.deadline > now ? (request.deadline - now) / 1_000_000 : 0
+        do {
+            guard try backend.send(worker.routingID, more: true) else {
+                // Its queue is full: no more jobs for it until it is heard from again.
+                worker.blocked = true
+                return false
+            }
+            try backend.send(CIP.workerSignature, more: true)
+            try backend.send(CIP.Worker.job, more: true)
+            var id = jobID
+            try withUnsafeBytes(of: &id) { _ = try backend.send($0, more: true) }
+            try backend.send(typeNames[request.intentType], more: true)
+            try backend.send(request.phase.name, more: true)
+            try backend.send(String(left), more: true)
+            try backend.send(body)
+        } catch {
+            logger.warning("worker unreachable", metadata: ["worker": "\(worker.name)", "error": "\(error)"])
+            removeWorker(worker, reason: "unreachable")
+            return false
+        }
+        request.jobID = jobID
+        request.state = .running
+        request.worker = worker
+        worker.jobs[jobID] = request
+        statistics.jobsDispatched += 1
+        return true
+    }
+
+    /// Gives `worker` queued jobs of its intent types, oldest first, while it has room.
+    private func fill(_ worker: WorkerEntry) {
+        while worker.hasRoom {
+            var bestType = -1
+            var bestArrival = UInt64.max
+            for type in worker.intentTypes {
+                while let first = typeQueues[type].first, first.state == .done { typeQueues[type].removeFirst() }
+                if let first = typeQueues[type].first, first.arrival < bestArrival {
+                    bestType = type
+                    bestArrival = first.arrival
+                }
+            }
+            guard bestType >= 0 else { return }
+            let request = typeQueues[bestType].removeFirst()
+            queuedCount -= 1
+            if !send(request, to: worker) {
+                queuedCount += 1
+                typeQueues[bestType].prepend(request)
+                return
+            }
+        }
+    }
+
+    // MARK: Replies
+
+    private func finish(_ request: PendingRequest, isError: Bool, body: [UInt8]) {
+        finish(request, isError: isError, message: ZMQMessage(bytes: body))
+    }
+
+    private func finish(_ request: PendingRequest, isError: Bool, message: ZMQMessage) {
+        if request.state == .queued { queuedCount -= 1 }
+        request.state = .done
+        request.body = nil
+        inflight.removeValue(forKey: request.key)
+        if isError { statistics.errorReplies += 1 } else { statistics.finalReplies += 1 }
+        request.firstReplySent = true
+        _ = sendToClient(
+            request.key.client,
+            [CIP.clientSignature, CIP.Broker.reply],
+            id: request.key.id,
+            status: isError ? CIP.Status.error : CIP.Status.final,
+            phase: request.phase.name,
+            message: message
+        )
+        results.store(
+            .init(isError: isError, phase: request.phase.name, body: message), for: request.key,
+            now: MonotonicTime.now()
+        )
+    }
+
+    private func replyError(
+        client: [UInt8], id: [UInt8], phase: StaticString, _ code: WireErrorCode, _ text: String,
+        command: StaticString = CIP.Broker.reply
+    ) {
+        statistics.errorReplies += 1
+        _ = sendToClient(
+            client, [CIP.clientSignature, command], id: id, status: CIP.Status.error, phase: phase,
+            body: WireBody.error(code, text)
+        )
+    }
+
+    /// Sends a frame list to a client. Returns false (and counts it) when the client is gone or its queue is
+    /// full: sends never block the broker.
+    @discardableResult
+    private func sendToClient(_ client: [UInt8], _ head: [StaticString]) -> Bool {
+        do {
+            guard try frontend.send(client, more: true) else { return undelivered() }
+            for (index, frame) in head.enumerated() { try frontend.send(frame, more: index < head.count - 1) }
+            return true
+        } catch {
+            return undelivered()
+        }
+    }
+
+    private func sendToClient(
+        _ client: [UInt8], _ head: [StaticString], id: [UInt8], status: StaticString, phase: StaticString,
+        body: [UInt8]
+    ) -> Bool {
+        sendToClient(client, head, id: id, status: status, phase: phase) { try frontend.send(body) }
+    }
+
+    private func sendToClient(
+        _ client: [UInt8], _ head: [StaticString], id: [UInt8], status: StaticString, phase: StaticString,
+        message: ZMQMessage
+    ) -> Bool {
+        sendToClient(client, head, id: id, status: status, phase: phase) { try frontend.send(message) }
+    }
+
+    private func sendToClient(
+        _ client: [UInt8], _ head: [StaticString], id: [UInt8], status: StaticString, phase: StaticString,
+        sendBody: () throws -> Bool
+    ) -> Bool {
+        do {
+            guard try frontend.send(client, more: true) else { return undelivered() }
+            for frame in head { try frontend.send(frame, more: true) }
+            try frontend.send(id, more: true)
+            try frontend.send(status, more: true)
+            try frontend.send(phase, more: true)
+            _ = try sendBody()
+            return true
+        } catch {
+            return undelivered()
+        }
+    }
+
+    private func undelivered() -> Bool {
+        statistics.undeliveredReplies += 1
+        return false
+    }
+
+    @discardableResult
+    private func sendToWorker(_ routingID: [UInt8], _ frames: [StaticString]) -> Bool {
+        do {
+            guard try backend.send(routingID, more: true) else { return false }
+            for (index, frame) in frames.enumerated() { try backend.send(frame, more: index < frames.count - 1) }
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    private func sendWorkerError(_ routingID: [UInt8], _ code: WireErrorCode, _ text: String) {
+        do {
+            guard try backend.send(routingID, more: true) else { return }
+            try backend.send(CIP.workerSignature, more: true)
+            try backend.send(CIP.Worker.error, more: true)
+            try backend.send(code.rawValue, more: true)
+            try backend.send(text)
+        } catch {}
+    }
+
+    // MARK: Time
+
+    private func fire(_ entry: TimerHeap.Entry, now: UInt64) {
+        let request = entry.request
+        guard request.state != .done else { return }
+        switch entry.kind {
+        case .deadline:
+            if !request.firstReplySent {
+                request.firstReplySent = true
+                statistics.progressReplies += 1
+                _ = sendToClient(
+                    request.key.client,
+                    [CIP.clientSignature, CIP.Broker.reply],
+                    id: request.key.id,
+                    status: CIP.Status.progress,
+                    phase: request.phase.name,
+                    body: progressBody(request, now: now)
+                )
+            }
+            timers.push(.init(time: request.arrival + hardLimitNanos, kind: .hardLimit, request: request))
+        case .hardLimit:
+            finish(
+                request, isError: true,
+                body: WireBody.error(.timeout, "the request did not finish within the hard limit")
+            )
+        }
+    }
+
+    private func heartbeat(now: UInt64) {
+        for worker in Array(workers.values) {
+            if worker.expiry < now {
+                logger.warning("worker expired (silent)", metadata: ["worker": "\(worker.name)"])
+                removeWorker(worker, reason: "expired")
+            } else {
+                sendToWorker(worker.routingID, [CIP.workerSignature, CIP.Worker.heartbeat])
+            }
+        }
+        results.expire(now: now)
+        // Requests for an intent type that lost its last worker, past the grace period.
+        for type in typeQueues.indices where !typeQueues[type].isEmpty && !isServed(type, now: now) {
+            let name = String(decoding: typeNames[type], as: UTF8.self)
+            while let request = typeQueues[type].popFirst() {
+                guard request.state != .done else { continue }
+                queuedCount -= 1
+                request.state = .running  // not queued any more: keep queuedCount exact in finish()
+                finish(
+                    request, isError: true,
+                    body: WireBody.error(.unknownIntent, "no worker serves intent type \"\(name)\" any more")
+                )
+            }
+        }
+    }
+
+    // MARK: Shutdown
+
+    private func beginShutdown() {
+        shuttingDown = true
+        shutdownDeadline = MonotonicTime.now() + configuration.shutdownGracePeriod.nanoseconds
+        logger.info("broker shutting down", metadata: ["in-flight": "\(inflight.count)"])
+    }
+
+    private func finishShutdown() {
+        for request in Array(inflight.values).sorted(by: { $0.arrival < $1.arrival }) {
+            finish(request, isError: true, body: WireBody.error(.shuttingDown, "the broker is shutting down"))
+        }
+        for worker in workers.values {
+            sendToWorker(worker.routingID, [CIP.workerSignature, CIP.Worker.disconnect])
+        }
+        let statistics = statistics
+        finalStatistics.withLock { $0 = statistics }
+        logger.info("broker stopped", metadata: ["statistics": "\(statistics)"])
+        frontend.close()
+        backend.close()
+        context.terminate()
+    }
+}

@@ -1,0 +1,19 @@
+/// Counters the broker keeps (read with ``Broker/statistics`` after it stops, and logged on shutdown).
+public struct BrokerStatistics: Sendable, Equatable {
+    public var requestsAccepted = 0
+    public var finalReplies = 0
+    public var errorReplies = 0
+    public var progressReplies = 0
+    public var jobsDispatched = 0
+    public var jobsRedispatched = 0
+    public var workersRegistered = 0
+    public var workersLost = 0
+    public var malformedClientMessages = 0
+    public var malformedWorkerMessages = 0
+    /// Replies that could not be delivered (client gone or its queue full); still available to STATUS.
+    public var undeliveredReplies = 0
+    /// RESULTs for jobs the broker did not give that worker (counted and dropped).
+    public var strayResults = 0
+
+    public init() {}
+}

@@ -1,0 +1,82 @@
+/// Constants of CIP/1, the Concierge Intent Protocol (see `Schemas/PROTOCOL.md`).
+///
+/// Every command, status and phase is a short ASCII word in its own frame, so the broker routes by comparing
+/// frames and never parses a JSON body.
+public enum CIP {
+    /// First frame of every client <-> broker message.
+    public static let clientSignature: StaticString = "CIPC01"
+    /// First frame of every worker <-> broker message.
+    public static let workerSignature: StaticString = "CIPW01"
+
+    /// Client -> broker commands.
+    public enum Client {
+        public static let request: StaticString = "REQUEST"
+        public static let status: StaticString = "STATUS"
+        public static let ping: StaticString = "PING"
+    }
+
+    /// Broker -> client commands.
+    public enum Broker {
+        public static let reply: StaticString = "REPLY"
+        public static let status: StaticString = "STATUS"
+        public static let pong: StaticString = "PONG"
+    }
+
+    /// Worker <-> broker commands.
+    public enum Worker {
+        public static let ready: StaticString = "READY"
+        public static let result: StaticString = "RESULT"
+        public static let heartbeat: StaticString = "HEARTBEAT"
+        public static let drain: StaticString = "DRAIN"
+        public static let disconnect: StaticString = "DISCONNECT"
+        public static let job: StaticString = "JOB"
+        public static let error: StaticString = "ERROR"
+    }
+
+    /// Reply statuses (frame 3 of REPLY and STATUS).
+    public enum Status {
+        public static let final: StaticString = "final"
+        public static let progress: StaticString = "progress"
+        public static let error: StaticString = "error"
+    }
+
+    /// Job outcomes (frame 3 of RESULT).
+    public enum Outcome {
+        public static let `continue`: StaticString = "continue"
+        public static let stop: StaticString = "stop"
+        public static let error: StaticString = "error"
+    }
+
+    /// Frame counts (after the routing-id frame a ROUTER adds).
+    public enum Frames {
+        public static let request = 7
+        public static let status = 3
+        public static let ready = 5  // at least: one intent type
+        public static let result = 5
+        public static let job = 7
+    }
+
+    /// Largest request id and intent type, in bytes.
+    public static let maxRequestIDLength = 255
+    public static let maxIntentTypeLength = 255
+    /// Largest worker capacity a READY may announce.
+    public static let maxWorkerCapacity = 1000
+    /// Bounds of a per-request deadline, in milliseconds.
+    public static let deadlineBounds: ClosedRange<Int> = 10...60_000
+}
+
+extension StaticString {
+    /// The literal's bytes as an array (cold paths).
+    public var bytes: [UInt8] {
+        Array(UnsafeBufferPointer(start: utf8Start, count: utf8CodeUnitCount))
+    }
+
+    /// Whether `buffer` holds exactly this literal's bytes.
+    @inlinable
+    public func matches(_ buffer: UnsafeRawBufferPointer) -> Bool {
+        guard buffer.count == utf8CodeUnitCount else { return false }
+        let literal = UnsafeRawBufferPointer(start: utf8Start, count: utf8CodeUnitCount)
+        for index in 0..<buffer.count where buffer[index] != literal[index] { return false }
+        return true
+    }
+}

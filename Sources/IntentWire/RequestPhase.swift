@@ -1,0 +1,46 @@
+/// What a REQUEST asks the broker to run.
+public enum RequestPhase: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    case resolve
+    case confirm
+    case handle
+    /// resolve -> confirm -> handle, each as its own job, stopping at the first phase that needs the user.
+    case lifecycle
+
+    /// The phase's wire name.
+    public var name: StaticString {
+        switch self {
+        case .resolve: "resolve"
+        case .confirm: "confirm"
+        case .handle: "handle"
+        case .lifecycle: "lifecycle"
+        }
+    }
+
+    public var description: String { name.description }
+
+    /// Parses a phase frame.
+    public init?(frame: UnsafeRawBufferPointer) {
+        guard let phase = Self.allCases.first(where: { $0.name.matches(frame) }) else { return nil }
+        self = phase
+    }
+
+    public init?(_ string: String) {
+        guard let phase = Self.allCases.first(where: { $0.description == string }) else { return nil }
+        self = phase
+    }
+
+    /// The first job phase of a request for this phase.
+    public var firstJob: RequestPhase { self == .lifecycle ? .resolve : self }
+
+    /// The job phase after this one in a lifecycle, if any.
+    public var next: RequestPhase? {
+        switch self {
+        case .resolve: .confirm
+        case .confirm: .handle
+        case .handle, .lifecycle: nil
+        }
+    }
+
+    /// Resolve and confirm jobs are side-effect free by contract, so a lost one may run again elsewhere.
+    public var isRetriable: Bool { self == .resolve || self == .confirm }
+}
