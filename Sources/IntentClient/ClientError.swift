@@ -1,0 +1,25 @@
+/// A failure of the client itself (errors from the broker arrive as ``Reply`` values with status `.error`).
+public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        public let rawValue: String
+        /// The broker stopped answering; the request may still finish (ask ``ConciergeClient/status(of:)``).
+        public static let connectionLost = Code(rawValue: "connection-lost")
+        /// The client was closed.
+        public static let closed = Code(rawValue: "closed")
+        /// The same request id is already in flight on this client.
+        public static let duplicateRequest = Code(rawValue: "duplicate-request")
+        /// libzmq refused (bad endpoint, ...).
+        public static let transport = Code(rawValue: "transport")
+        public var description: String { rawValue }
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+}

@@ -1,0 +1,300 @@
+import ConciergeJSON
+import Foundation
+import IntentWire
+import Logging
+import Synchronization
+import ZeroMQ
+
+/// The Swift client for Concierge: publishes intents to a broker over one DEALER connection with any number of
+/// requests in flight, and delivers each request's replies (progress, then final) as they arrive.
+///
+/// ```swift
+/// let client = try ConciergeClient(configuration: .init(brokerEndpoint: "tcp://127.0.0.1:5555"))
+/// let intent: JSONValue = ["type": "Echo", "parameters": ["text": "hi"]]
+/// for try await reply in client.send(intent: intent, phase: .lifecycle) { print(reply.status, reply.phase) }
+/// ```
+/// The socket lives on one thread of its own; the API is safe to use from any task. libzmq reconnects by
+/// itself when the broker restarts; requests in flight when the broker goes silent fail with
+/// ``ClientError/Code/connectionLost``.
+public final class ConciergeClient: Sendable {
+    public typealias ReplyStream = AsyncThrowingStream<Reply, any Error>
+
+    enum Command {
+        case request(id: String, frames: [[UInt8]], continuation: ReplyStream.Continuation)
+        case status(id: String, continuation: CheckedContinuation<Reply, any Error>)
+        case ping(continuation: CheckedContinuation<Void, any Error>)
+        case cancel(id: String)
+    }
+
+    private let core: ClientCore
+    private let nextID = Atomic<UInt64>(1)
+
+    public init(configuration: ClientConfiguration = .init(), logger: Logger = Logger(label: "concierge.client")) throws {
+        core = try ClientCore(configuration: configuration, logger: logger)
+        let core = self.core
+        let thread = Thread { core.run() }
+        thread.name = "concierge-client"
+        thread.start()
+    }
+
+    deinit { core.close() }
+
+    /// Closes the connection; requests in flight fail with ``ClientError/Code/closed``.
+    public func close() { core.close() }
+
+    /// Makes a request id unique on this client.
+    public func makeRequestID() -> String {
+        "r\(nextID.wrappingAdd(1, ordering: .relaxed).oldValue)"
+    }
+
+    /// Sends an intent (`{"type": ..., "parameters": {...}}`) for `phase` and streams its replies: at most one
+    /// progress reply, then exactly one final or error reply, after which the stream ends.
+    public func send(
+        intent: JSONValue,
+        phase: RequestPhase = .lifecycle,
+        deadline: Duration? = nil,
+        requestID: String? = nil
+    ) -> ReplyStream {
+        let type = intent["type"]?.stringValue ?? ""
+        let body = JSONValue.object(["intent": intent]).serialized()
+        return send(intentType: type, phase: phase, body: body, deadline: deadline, requestID: requestID)
+    }
+
+    /// Sends a raw Interaction body (advanced: e.g. continuing a lifecycle with an earlier round's output).
+    public func send(
+        intentType: String,
+        phase: RequestPhase,
+        body: [UInt8],
+        deadline: Duration? = nil,
+        requestID: String? = nil
+    ) -> ReplyStream {
+        let id = requestID ?? makeRequestID()
+        let frames: [[UInt8]] = [
+            CIP.clientSignature.bytes, CIP.Client.request.bytes, Array(id.utf8), Array(intentType.utf8),
+            phase.name.bytes, deadline.map { Array(String($0.milliseconds).utf8) } ?? [], body,
+        ]
+        let (stream, continuation) = ReplyStream.makeStream()
+        let core = self.core
+        continuation.onTermination = { termination in
+            if case .cancelled = termination { core.submit(.cancel(id: id)) }
+        }
+        core.submit(.request(id: id, frames: frames, continuation: continuation))
+        return stream
+    }
+
+    /// Sends a request and returns its final (or error) reply, skipping progress.
+    public func request(
+        intent: JSONValue,
+        phase: RequestPhase = .lifecycle,
+        deadline: Duration? = nil,
+        requestID: String? = nil
+    ) async throws -> Reply {
+        var last: Reply?
+        for try await reply in send(intent: intent, phase: phase, deadline: deadline, requestID: requestID) {
+            last = reply
+        }
+        guard let last else { throw ClientError(code: .connectionLost, message: "no reply") }
+        return last
+    }
+
+    /// Asks the broker about a request sent on this connection: progress while it runs, then its stored
+    /// final or error reply; error `unknown-request` if the broker does not know it.
+    public func status(of requestID: String) async throws -> Reply {
+        try await withCheckedThrowingContinuation { continuation in
+            core.submit(.status(id: requestID, continuation: continuation))
+        }
+    }
+
+    /// Round trip to the broker.
+    public func ping() async throws {
+        try await withCheckedThrowingContinuation { continuation in
+            core.submit(.ping(continuation: continuation))
+        }
+    }
+}
+
+/// The client's socket loop (one thread owns the socket).
+final class ClientCore: @unchecked Sendable {
+    let configuration: ClientConfiguration
+    let logger: Logger
+    private let context = ZMQContext()
+    private let socket: ZMQSocket
+    private let wake = EventFD()
+    private let inbox = Mutex<(commands: [ConciergeClient.Command], closed: Bool)>(([], false))
+
+    // Loop-thread state
+    private var pending: [String: ConciergeClient.ReplyStream.Continuation] = [:]
+    private var statusWaiters: [String: [CheckedContinuation<Reply, any Error>]] = [:]
+    private var pingWaiters: [CheckedContinuation<Void, any Error>] = []
+
+    init(configuration: ClientConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        do {
+            socket = try ZMQSocket(context: context, type: .dealer)
+            try socket.setOption(.routingID, string: configuration.routingID)
+            try socket.setOption(.sendHighWaterMark, 0)
+            try socket.setOption(.receiveHighWaterMark, 0)
+            try socket.connect(configuration.brokerEndpoint)
+        } catch {
+            throw ClientError(code: .transport, message: "\(configuration.brokerEndpoint): \(error)")
+        }
+    }
+
+    func submit(_ command: ConciergeClient.Command) {
+        let accepted = inbox.withLock { inbox -> Bool in
+            guard !inbox.closed else { return false }
+            inbox.commands.append(command)
+            return true
+        }
+        if accepted {
+            wake.signal()
+        } else {
+            fail(command, ClientError(code: .closed, message: "the client is closed"))
+        }
+    }
+
+    func close() {
+        let first = inbox.withLock { inbox -> Bool in
+            defer { inbox.closed = true }
+            return !inbox.closed
+        }
+        if first { wake.signal() }
+    }
+
+    private func fail(_ command: ConciergeClient.Command, _ error: ClientError) {
+        switch command {
+        case .request(_, _, let continuation): continuation.finish(throwing: error)
+        case .status(_, let continuation): continuation.resume(throwing: error)
+        case .ping(let continuation): continuation.resume(throwing: error)
+        case .cancel: break
+        }
+    }
+
+    func run() {
+        var poller = ZMQPoller()
+        poller.add(socket)
+        let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
+        var buffer = ZMQMultipart(capacity: 16)
+        let interval = configuration.heartbeatInterval.nanoseconds
+        let liveness = UInt64(max(1, configuration.heartbeatLiveness))
+        var lastHeard = MonotonicTime.now()
+        var lastPing: UInt64 = 0
+        var closed = false
+        while !closed {
+            let now = MonotonicTime.now()
+            let nextPing = max(lastHeard, lastPing) + interval
+            let timeout = nextPing > now ? Int((nextPing - now) / 1_000_000) + 1 : 0
+            _ = try? poller.poll(timeoutMilliseconds: timeout)
+            if poller.isReadable(wakeIndex) { wake.drain() }
+            let (commands, isClosed) = inbox.withLock { inbox in
+                defer { inbox.commands.removeAll(keepingCapacity: true) }
+                return (inbox.commands, inbox.closed)
+            }
+            closed = isClosed
+            for command in commands { execute(command) }
+            while (try? socket.receive(into: &buffer)) == true {
+                lastHeard = MonotonicTime.now()
+                deliver(&buffer)
+            }
+            let later = MonotonicTime.now()
+            let busy = !pending.isEmpty || !statusWaiters.isEmpty || !pingWaiters.isEmpty
+            if busy && later - lastHeard > interval * liveness {
+                failAll(ClientError(code: .connectionLost, message: "the broker stopped answering"))
+                lastHeard = later
+            }
+            if later - max(lastHeard, lastPing) >= interval && busy {
+                _ = try? socket.send(multipart: [CIP.clientSignature.bytes, CIP.Client.ping.bytes])
+                lastPing = later
+            }
+        }
+        failAll(ClientError(code: .closed, message: "the client is closed"))
+        let leftover = inbox.withLock { inbox in
+            defer { inbox.commands.removeAll() }
+            return inbox.commands
+        }
+        for command in leftover { fail(command, ClientError(code: .closed, message: "the client is closed")) }
+        socket.close()
+        context.terminate()
+    }
+
+    private func execute(_ command: ConciergeClient.Command) {
+        switch command {
+        case .request(let id, let frames, let continuation):
+            guard pending[id] == nil else {
+                continuation.finish(
+                    throwing: ClientError(code: .duplicateRequest, message: "request \(id) is already in flight")
+                )
+                return
+            }
+            pending[id] = continuation
+            do {
+                try socket.send(multipart: frames, dontWait: false)
+            } catch {
+                pending[id] = nil
+                continuation.finish(throwing: ClientError(code: .transport, message: "\(error)"))
+            }
+        case .status(let id, let continuation):
+            statusWaiters[id, default: []].append(continuation)
+            _ = try? socket.send(
+                multipart: [CIP.clientSignature.bytes, CIP.Client.status.bytes, Array(id.utf8)], dontWait: false
+            )
+        case .ping(let continuation):
+            pingWaiters.append(continuation)
+            _ = try? socket.send(multipart: [CIP.clientSignature.bytes, CIP.Client.ping.bytes], dontWait: false)
+        case .cancel(let id):
+            pending[id] = nil
+        }
+    }
+
+    private func deliver(_ message: inout ZMQMultipart) {
+        guard message.count >= 2, message.withBytes(0, { CIP.clientSignature.matches($0) }) else {
+            logger.warning("ignored a malformed message from the broker")
+            return
+        }
+        if message.equals(1, CIP.Broker.pong) {
+            for waiter in pingWaiters { waiter.resume() }
+            pingWaiters.removeAll()
+            return
+        }
+        guard message.count == 6 else {
+            logger.warning("ignored a reply with \(message.count) frames")
+            return
+        }
+        let id = message.string(2)
+        let status: Reply.Status
+        if message.equals(3, CIP.Status.final) {
+            status = .final
+        } else if message.equals(3, CIP.Status.progress) {
+            status = .progress
+        } else {
+            status = .error
+        }
+        let reply = Reply(requestID: id, status: status, phase: message.string(4), body: message.bytes(5))
+        if message.equals(1, CIP.Broker.status) {
+            if var waiters = statusWaiters[id], !waiters.isEmpty {
+                waiters.removeFirst().resume(returning: reply)
+                statusWaiters[id] = waiters.isEmpty ? nil : waiters
+            }
+            return
+        }
+        guard let continuation = pending[id] else {
+            if id.isEmpty { logger.warning("broker error without request id", metadata: ["body": "\(reply.json ?? .null)"]) }
+            return
+        }
+        continuation.yield(reply)
+        if reply.isFinal {
+            pending[id] = nil
+            continuation.finish()
+        }
+    }
+
+    private func failAll(_ error: ClientError) {
+        for continuation in pending.values { continuation.finish(throwing: error) }
+        pending.removeAll()
+        for waiters in statusWaiters.values { for waiter in waiters { waiter.resume(throwing: error) } }
+        statusWaiters.removeAll()
+        for waiter in pingWaiters { waiter.resume(throwing: error) }
+        pingWaiters.removeAll()
+    }
+}

@@ -1,0 +1,37 @@
+import ConciergeJSON
+
+/// One reply from the broker to a request or a status query.
+public struct Reply: Sendable, Hashable {
+    /// What kind of reply this is.
+    public enum Status: String, Sendable, Hashable {
+        /// The request's answer: an Interaction (intent plus the phases' results).
+        case final
+        /// The deadline passed and the work goes on; a final or error reply follows.
+        case progress
+        /// The request failed; the body is `{"code", "message"}`.
+        case error
+    }
+
+    public let requestID: String
+    public let status: Status
+    /// The phase that produced the reply (or the phase running, for progress).
+    public let phase: String
+    /// The JSON body as sent.
+    public let body: [UInt8]
+
+    public init(requestID: String, status: Status, phase: String, body: [UInt8]) {
+        self.requestID = requestID
+        self.status = status
+        self.phase = phase
+        self.body = body
+    }
+
+    /// Whether this reply ends the request.
+    public var isFinal: Bool { status != .progress }
+
+    /// The body parsed as JSON (nil if it is not valid JSON).
+    public var json: JSONValue? { try? JSONValue.parse(body) }
+
+    /// For error replies, the stable error code.
+    public var errorCode: String? { status == .error ? json?["code"]?.stringValue : nil }
+}

@@ -1,0 +1,312 @@
+import Foundation
+import IntentKit
+import IntentWire
+import Logging
+import ServiceLifecycle
+import Synchronization
+import ZeroMQ
+
+/// A Concierge worker as a ServiceLifecycle `Service`: connects to the broker, registers the intent types of its
+/// ``HandlerProvider``, runs every job in a fresh handler, heartbeats, reconnects with backoff when the broker goes
+/// away, and on graceful shutdown (SIGTERM) drains: it takes nothing new, finishes what it has, tells the broker
+/// it is leaving, and returns.
+///
+/// Handler authors get their own worker executable in a few lines:
+/// ```swift
+/// var provider = HandlerProvider()
+/// provider.register { MyHandler() }
+/// let worker = Worker(configuration: .init(), provider: provider)
+/// try await ServiceGroup(services: [worker], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger).run()
+/// ```
+public final class Worker: Service, Sendable {
+    private let loop: WorkerLoop
+
+    public init(
+        configuration: WorkerConfiguration,
+        provider: HandlerProvider,
+        logger: Logger = Logger(label: "concierge.worker")
+    ) {
+        loop = WorkerLoop(configuration: configuration, provider: provider, logger: logger)
+    }
+
+    public func run() async throws {
+        let loop = self.loop
+        await withTaskCancellationOrGracefulShutdownHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let thread = Thread {
+                    loop.run()
+                    continuation.resume()
+                }
+                thread.name = "concierge-worker"
+                thread.start()
+            }
+        } onCancelOrGracefulShutdown: {
+            loop.requestDrain()
+        }
+    }
+
+    /// Asks a running worker to drain and leave (as SIGTERM does).
+    public func stop() { loop.requestDrain() }
+}
+
+/// The worker's socket loop: one thread owns the DEALER socket; jobs run as tasks on Swift's pool and hand their
+/// results back through a locked queue and an eventfd.
+final class WorkerLoop: @unchecked Sendable {
+    struct Finished {
+        let generation: Int
+        let jobID: [UInt8]
+        let output: JobOutput
+    }
+
+    let configuration: WorkerConfiguration
+    let provider: HandlerProvider
+    let logger: Logger
+    private let context = ZMQContext()
+    private let wake = EventFD()
+    private let drainRequested = Atomic<Bool>(false)
+    private let finished = Mutex<[Finished]>([])
+
+    // Loop-thread state
+    private var socket: ZMQSocket?
+    private var generation = 0
+    private var running = 0
+    private var draining = false
+    private var drainDeadline: UInt64 = 0
+    private var brokerExpiry: UInt64 = 0
+    private var nextHeartbeat: UInt64 = 0
+    private var reconnectDelay: Duration
+
+    init(configuration: WorkerConfiguration, provider: HandlerProvider, logger: Logger) {
+        self.configuration = configuration
+        self.provider = provider
+        var logger = logger
+        logger[metadataKey: "worker"] = "\(configuration.name)"
+        self.logger = logger
+        reconnectDelay = configuration.reconnectInitialDelay
+    }
+
+    func requestDrain() {
+        drainRequested.store(true, ordering: .releasing)
+        wake.signal()
+    }
+
+    private var heartbeatNanos: UInt64 { configuration.heartbeatInterval.nanoseconds }
+
+    // MARK: Connection
+
+    private func connect() {
+        socket?.close()
+        generation += 1
+        do {
+            let socket = try ZMQSocket(context: context, type: .dealer)
+            try socket.setOption(.routingID, string: configuration.name)
+            try socket.setOption(.sendHighWaterMark, 100_000)
+            try socket.setOption(.receiveHighWaterMark, 100_000)
+            try socket.connect(configuration.brokerEndpoint)
+            var frames: [[UInt8]] = [
+                CIP.workerSignature.bytes, CIP.Worker.ready.bytes, Array(String(configuration.capacity).utf8),
+                Array(configuration.name.utf8),
+            ]
+            frames += provider.intentTypes.map { Array($0.utf8) }
+            try socket.send(multipart: frames, dontWait: false)
+            self.socket = socket
+        } catch {
+            logger.error("cannot connect to the broker", metadata: ["error": "\(error)"])
+            self.socket = nil
+        }
+        let now = MonotonicTime.now()
+        brokerExpiry = now + heartbeatNanos * UInt64(max(1, configuration.heartbeatLiveness))
+        nextHeartbeat = now + heartbeatNanos
+        logger.info(
+            "worker registering",
+            metadata: [
+                "broker": "\(configuration.brokerEndpoint)", "capacity": "\(configuration.capacity)",
+                "intents": "\(provider.intentTypes)",
+            ]
+        )
+    }
+
+    /// Waits with exponential backoff, then connects again (results of jobs from the old connection are dropped:
+    /// the broker has re-dispatched or failed them).
+    private func reconnect(reason: String) {
+        logger.warning(
+            "broker lost; reconnecting",
+            metadata: ["reason": "\(reason)", "delay": "\(reconnectDelay)"]
+        )
+        socket?.close()
+        socket = nil
+        let until = MonotonicTime.now() + reconnectDelay.nanoseconds
+        var poller = ZMQPoller()
+        let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
+        while MonotonicTime.now() < until {
+            let left = Int((until - MonotonicTime.now()) / 1_000_000) + 1
+            _ = try? poller.poll(timeoutMilliseconds: left)
+            if poller.isReadable(wakeIndex) {
+                wake.drain()
+                if drainRequested.load(ordering: .acquiring) { return }
+            }
+        }
+        reconnectDelay = min(reconnectDelay * 2, configuration.reconnectMaxDelay)
+        connect()
+    }
+
+    // MARK: Loop
+
+    func run() {
+        connect()
+        var buffer = ZMQMultipart(capacity: 16)
+        while true {
+            if drainRequested.load(ordering: .acquiring) && !draining { beginDrain() }
+            if draining && (running == 0 || MonotonicTime.now() >= drainDeadline) { break }
+            guard let socket else {
+                reconnect(reason: "no connection")
+                if drainRequested.load(ordering: .acquiring) && socket == nil { break }
+                continue
+            }
+            var poller = ZMQPoller()
+            poller.add(socket)
+            let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
+            let now = MonotonicTime.now()
+            var wakeAt = min(nextHeartbeat, brokerExpiry)
+            if draining { wakeAt = min(wakeAt, drainDeadline) }
+            let timeout = wakeAt > now ? Int((wakeAt - now + 999_999) / 1_000_000) : 0
+            do {
+                try poller.poll(timeoutMilliseconds: timeout)
+            } catch {
+                logger.error("poll failed", metadata: ["error": "\(error)"])
+                break
+            }
+            if poller.isReadable(wakeIndex) { wake.drain() }
+            sendFinished(socket)
+            var budget = 10_000
+            while budget > 0, (try? socket.receive(into: &buffer)) == true {
+                if !handle(&buffer) { break }
+                budget -= 1
+            }
+            guard self.socket === socket else { continue }  // reconnected while handling
+            let later = MonotonicTime.now()
+            if later >= brokerExpiry {
+                reconnect(reason: "broker silent for \(configuration.heartbeatLiveness) heartbeats")
+                continue
+            }
+            if later >= nextHeartbeat {
+                _ = try? socket.send(multipart: [CIP.workerSignature.bytes, CIP.Worker.heartbeat.bytes])
+                nextHeartbeat = later + heartbeatNanos
+            }
+        }
+        if let socket {
+            sendFinished(socket)
+            _ = try? socket.send(multipart: [CIP.workerSignature.bytes, CIP.Worker.disconnect.bytes])
+            // Give libzmq a moment to flush the last frames before the socket closes with linger 0.
+            try? socket.setOption(.linger, 1000)
+            socket.close()
+        }
+        context.terminate()
+        logger.info("worker stopped", metadata: ["unfinished-jobs": "\(running)"])
+    }
+
+    private func beginDrain() {
+        draining = true
+        drainDeadline = MonotonicTime.now() + configuration.drainTimeout.nanoseconds
+        logger.info("worker draining", metadata: ["running": "\(running)"])
+        if let socket { _ = try? socket.send(multipart: [CIP.workerSignature.bytes, CIP.Worker.drain.bytes]) }
+    }
+
+    /// Handles one message from the broker. Returns false when the connection was replaced.
+    private func handle(_ message: inout ZMQMultipart) -> Bool {
+        let now = MonotonicTime.now()
+        brokerExpiry = now + heartbeatNanos * UInt64(max(1, configuration.heartbeatLiveness))
+        reconnectDelay = configuration.reconnectInitialDelay
+        guard message.count >= 2, message.withBytes(0, { CIP.workerSignature.matches($0) }) else {
+            logger.warning("ignored a malformed message from the broker")
+            return true
+        }
+        if message.equals(1, CIP.Worker.job) {
+            startJob(&message)
+        } else if message.equals(1, CIP.Worker.heartbeat) {
+            // liveness already refreshed
+        } else if message.equals(1, CIP.Worker.disconnect) {
+            if draining { return true }
+            logger.info("broker asked to register again")
+            connect()
+            return false
+        } else if message.equals(1, CIP.Worker.error) {
+            logger.error(
+                "broker reported an error",
+                metadata: [
+                    "code": "\(message.count > 2 ? message.string(2) : "")",
+                    "message": "\(message.count > 3 ? message.string(3) : "")",
+                ]
+            )
+        } else {
+            logger.warning("ignored an unknown command from the broker", metadata: ["command": "\(message.string(1))"])
+        }
+        return true
+    }
+
+    private func startJob(_ message: inout ZMQMultipart) {
+        guard message.count == CIP.Frames.job else {
+            logger.warning("ignored a malformed JOB")
+            return
+        }
+        let jobID = message.bytes(2)
+        let intentType = message.string(3)
+        let phaseName = message.string(4)
+        let left = message.withBytes(5) { WireBody.parseDecimal($0) } ?? 0
+        let body = message.bytes(6)
+        let generation = self.generation
+        guard let phase = IntentPhase(rawValue: phaseName) else {
+            post(
+                Finished(
+                    generation: generation, jobID: jobID,
+                    output: JobOutput(outcome: .error, body: WireBody.error(.malformed, "unknown phase \(phaseName)"))
+                )
+            )
+            return
+        }
+        running += 1
+        let context = HandlerContext(
+            jobID: jobID.map { String($0, radix: 16) }.joined(),
+            workerName: configuration.name,
+            phase: phase,
+            deadline: .now + .milliseconds(left)
+        )
+        let provider = self.provider
+        Task.detached {
+            let output = await provider.run(intentType: intentType, phase: phase, body: body, context: context)
+            self.post(Finished(generation: generation, jobID: jobID, output: output))
+        }
+    }
+
+    private func post(_ result: Finished) {
+        finished.withLock { $0.append(result) }
+        wake.signal()
+    }
+
+    private func sendFinished(_ socket: ZMQSocket) {
+        let batch = finished.withLock { pending -> [Finished] in
+            let batch = pending
+            pending.removeAll(keepingCapacity: true)
+            return batch
+        }
+        for result in batch {
+            running -= 1
+            guard result.generation == generation else { continue }  // from a connection that is gone
+            let outcome: StaticString =
+                switch result.output.outcome {
+                case .continue: CIP.Outcome.continue
+                case .stop: CIP.Outcome.stop
+                case .error: CIP.Outcome.error
+                }
+            do {
+                try socket.send(CIP.workerSignature, more: true, dontWait: false)
+                try socket.send(CIP.Worker.result, more: true, dontWait: false)
+                try socket.send(result.jobID, more: true, dontWait: false)
+                try socket.send(outcome, more: true, dontWait: false)
+                try socket.send(result.output.body, dontWait: false)
+            } catch {
+                logger.error("could not send a result", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

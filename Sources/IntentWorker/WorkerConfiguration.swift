@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything a ``Worker`` can be told.
+public struct WorkerConfiguration: Sendable {
+    /// The broker's backend endpoint.
+    public var brokerEndpoint: String
+    /// The worker's name: its ZeroMQ routing id (so a restarted worker with the same name takes over its slot)
+    /// and how the broker's logs and progress replies name it. Defaults to `worker-<pid>`.
+    public var name: String
+    /// Jobs it runs at once; the broker never gives it more.
+    public var capacity: Int
+    /// How often it heartbeats the broker (and expects to hear from it).
+    public var heartbeatInterval: Duration
+    /// The broker is considered gone after this many silent intervals; the worker then reconnects.
+    public var heartbeatLiveness: Int
+    /// First reconnection delay; doubles on every failed attempt up to ``reconnectMaxDelay``.
+    public var reconnectInitialDelay: Duration
+    public var reconnectMaxDelay: Duration
+    /// On graceful shutdown, how long running jobs get to finish before the worker leaves anyway.
+    public var drainTimeout: Duration
+
+    public init(
+        brokerEndpoint: String = "tcp://127.0.0.1:5556",
+        name: String? = nil,
+        capacity: Int = 16,
+        heartbeatInterval: Duration = .seconds(1),
+        heartbeatLiveness: Int = 3,
+        reconnectInitialDelay: Duration = .milliseconds(250),
+        reconnectMaxDelay: Duration = .seconds(8),
+        drainTimeout: Duration = .seconds(30)
+    ) {
+        self.brokerEndpoint = brokerEndpoint
+        self.name = name ?? "worker-\(getpid())"
+        self.capacity = capacity
+        self.heartbeatInterval = heartbeatInterval
+        self.heartbeatLiveness = heartbeatLiveness
+        self.reconnectInitialDelay = reconnectInitialDelay
+        self.reconnectMaxDelay = reconnectMaxDelay
+        self.drainTimeout = drainTimeout
+    }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import IntentBroker
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+struct BrokerOptions: ParsableArguments {
+    @Option(help: "Endpoint clients connect to.")
+    var frontend: String = Defaults.frontend
+
+    @Option(help: "Endpoint workers connect to.")
+    var backend: String = Defaults.backend
+
+    @Option(help: "Default first-reply deadline in milliseconds.")
+    var deadlineMs: Int = 3000
+
+    @Option(help: "Hard limit per request in milliseconds (then error `timeout`).")
+    var hardLimitMs: Int = 60_000
+
+    @Option(help: "Heartbeat interval in milliseconds.")
+    var heartbeatMs: Int = 1000
+
+    @Option(help: "Largest request body in bytes.")
+    var maxBody: Int = 1 << 20
+
+    @Option(help: "How long finished results stay available to STATUS, in seconds.")
+    var resultTtl: Int = 60
+
+    var configuration: BrokerConfiguration {
+        BrokerConfiguration(
+            frontendEndpoint: frontend,
+            backendEndpoint: backend,
+            defaultDeadline: .milliseconds(deadlineMs),
+            hardLimit: .milliseconds(hardLimitMs),
+            heartbeatInterval: .milliseconds(heartbeatMs),
+            resultTTL: .seconds(resultTtl),
+            maxBodySize: maxBody
+        )
+    }
+}
+
+struct BrokerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "broker",
+        abstract: "Run the broker: clients on the frontend, workers on the backend."
+    )
+
+    @OptionGroup var broker: BrokerOptions
+    @OptionGroup var logging: LoggingOptions
+
+    func run() async throws {
+        _ = logging.bootstrap()
+        let logger = Logger(label: "concierge.broker")
+        let service = try Broker(configuration: broker.configuration, logger: logger)
+        let group = ServiceGroup(
+            services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
+        )
+        try await group.run()
+    }
+}

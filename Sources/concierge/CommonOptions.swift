@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// Options every long-running subcommand shares.
+struct LoggingOptions: ParsableArguments {
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    /// Bootstraps swift-log once, first thing in a subcommand's `run()`.
+    func bootstrap() -> Logger.Level {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return level
+    }
+}
+
+/// Default loopback endpoints (what `concierge up` binds and the other subcommands talk to).
+enum Defaults {
+    static let frontend = "tcp://127.0.0.1:5555"
+    static let backend = "tcp://127.0.0.1:5556"
+    static let control = "ipc:///tmp/concierge-pool.ctl"
+}
+
+/// The path of this executable (the pool runs `<self> worker` by default).
+var currentExecutablePath: String {
+    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+}
+
+struct WorkerOptions: ParsableArguments {
+    @Option(help: "Jobs each worker runs at once.")
+    var capacity: Int = 16
+
+    @Option(help: "Heartbeat interval in milliseconds.")
+    var heartbeatMs: Int = 1000
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// `concierge`: the broker, workers, pools, and a one-shot client, as thin subcommands over the libraries.
+@main
+struct Concierge: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "concierge",
+        abstract: "SiriKit's intent lifecycle on your servers: a ZeroMQ broker and a pool of intent workers.",
+        subcommands: [Up.self, BrokerCommand.self, WorkerCommand.self, PoolCommand.self, ScaleCommand.self, Send.self]
+    )
+}

@@ -1,0 +1,63 @@
+import ArgumentParser
+import IntentWorker
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+struct PoolOptions: ParsableArguments {
+    @Option(name: .customLong("workers"), help: "Number of worker processes.")
+    var size: Int = 2
+
+    @Option(help: "Control endpoint for resizing a running pool (`concierge scale`).")
+    var control: String = Defaults.control
+}
+
+struct PoolCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pool",
+        abstract: "Run and supervise N worker processes (restarts crashed ones; resize with `concierge scale`).",
+        discussion: """
+            By default the pool runs `concierge worker` (the example handlers). Give --executable (and arguments \
+            after --) to supervise any worker program; each gets CONCIERGE_WORKER_NAME=pool-<slot>.
+            """
+    )
+
+    @Option(help: "The broker's backend endpoint (passed to the default worker).")
+    var broker: String = Defaults.backend
+
+    @OptionGroup var pool: PoolOptions
+    @OptionGroup var worker: WorkerOptions
+    @OptionGroup var logging: LoggingOptions
+
+    @Option(help: "Worker executable to supervise instead of `concierge worker`.")
+    var executable: String?
+
+    @Argument(parsing: .postTerminator, help: "Arguments for --executable.")
+    var arguments: [String] = []
+
+    func run() async throws {
+        let level = logging.bootstrap()
+        let logger = Logger(label: "concierge.pool")
+        let configuration: PoolConfiguration
+        if let executable {
+            configuration = PoolConfiguration(
+                executable: executable, arguments: arguments, size: pool.size, controlEndpoint: pool.control
+            )
+        } else {
+            configuration = PoolConfiguration(
+                executable: currentExecutablePath,
+                arguments: [
+                    "worker", "--broker", broker, "--capacity", String(worker.capacity), "--heartbeat-ms",
+                    String(worker.heartbeatMs), "--log-level", level.rawValue,
+                ],
+                size: pool.size,
+                controlEndpoint: pool.control
+            )
+        }
+        let service = WorkerPool(configuration: configuration, logger: logger)
+        let group = ServiceGroup(
+            services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
+        )
+        try await group.run()
+    }
+}

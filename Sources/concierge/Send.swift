@@ -1,0 +1,83 @@
+import ArgumentParser
+import ConciergeJSON
+import Foundation
+import IntentClient
+import IntentWire
+
+struct Send: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send one intent and print every reply (progress, then final) as one JSON line each.",
+        discussion: """
+            The intent is JSON: {"type": "RequestRide", "parameters": {...}} (or a whole Interaction \
+            {"intent": {...}, ...}), as an argument or on standard input. Exit status: 0 for a final reply, \
+            1 for an error reply, 2 when the broker could not be reached.
+            """
+    )
+
+    @Option(help: "The broker's frontend endpoint.")
+    var broker: String = Defaults.frontend
+
+    @Option(help: "resolve, confirm, handle or lifecycle.")
+    var phase: String = "lifecycle"
+
+    @Option(help: "First-reply deadline in milliseconds (default: the broker's).")
+    var deadlineMs: Int?
+
+    @Option(help: "Request id (default: generated).")
+    var id: String?
+
+    @Option(help: "Give up after this many seconds without a final reply.")
+    var timeout: Int = 120
+
+    @Argument(help: "The intent as JSON (default: read standard input).")
+    var json: String?
+
+    func run() async throws {
+        guard let phase = RequestPhase(phase) else {
+            throw ValidationError("phase must be resolve, confirm, handle or lifecycle")
+        }
+        let text = json ?? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(text)
+        } catch {
+            throw ValidationError("the intent is not valid JSON: \(error)")
+        }
+        let interaction: JSONValue = value["intent"] != nil ? value : ["intent": value]
+        let intentType = interaction["intent"]?["type"]?.stringValue ?? ""
+        let client = try ConciergeClient(configuration: .init(brokerEndpoint: broker))
+        defer { client.close() }
+        let stream = client.send(
+            intentType: intentType, phase: phase, body: interaction.serialized(),
+            deadline: deadlineMs.map { .milliseconds($0) }, requestID: id
+        )
+        let exitCode = try await withThrowingTaskGroup(of: Int32.self) { group in
+            group.addTask {
+                var code: Int32 = 2
+                for try await reply in stream {
+                    let line: JSONValue = [
+                        "request_id": .string(reply.requestID), "status": .string(reply.status.rawValue),
+                        "phase": .string(reply.phase), "body": reply.json ?? .string(String(decoding: reply.body, as: UTF8.self)),
+                    ]
+                    print(line.serializedString())
+                    fflush(stdout)
+                    if reply.isFinal { code = reply.status == .final ? 0 : 1 }
+                }
+                return code
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(timeout))
+                return 3
+            }
+            let first = try await group.next() ?? 2
+            group.cancelAll()
+            return first
+        }
+        if exitCode == 3 {
+            FileHandle.standardError.write(Data("concierge send: no final reply within \(timeout) s\n".utf8))
+            throw ExitCode(2)
+        }
+        if exitCode != 0 { throw ExitCode(exitCode) }
+    }
+}

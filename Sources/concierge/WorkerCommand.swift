@@ -1,0 +1,39 @@
+import ArgumentParser
+import ConciergeExamples
+import Foundation
+import IntentWorker
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+struct WorkerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "worker",
+        abstract: "Run one worker process with the example handlers."
+    )
+
+    @Option(help: "The broker's backend endpoint.")
+    var broker: String = Defaults.backend
+
+    @Option(help: "Worker name (its routing id). Default: $CONCIERGE_WORKER_NAME, else worker-<pid>.")
+    var name: String?
+
+    @OptionGroup var worker: WorkerOptions
+    @OptionGroup var logging: LoggingOptions
+
+    func run() async throws {
+        _ = logging.bootstrap()
+        let logger = Logger(label: "concierge.worker")
+        let configuration = WorkerConfiguration(
+            brokerEndpoint: broker,
+            name: name ?? ProcessInfo.processInfo.environment["CONCIERGE_WORKER_NAME"],
+            capacity: worker.capacity,
+            heartbeatInterval: .milliseconds(worker.heartbeatMs)
+        )
+        let service = Worker(configuration: configuration, provider: Examples.provider, logger: logger)
+        let group = ServiceGroup(
+            services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
+        )
+        try await group.run()
+    }
+}

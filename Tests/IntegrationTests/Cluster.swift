@@ -1,0 +1,138 @@
+import ConciergeJSON
+import Foundation
+import IntentClient
+import Testing
+
+/// Starts real `concierge` processes (broker, workers, pools) on private `ipc://` endpoints and stops every one
+/// of them by pid when the test is done.
+final class Cluster: @unchecked Sendable {
+    let directory: URL
+    let frontend: String
+    let backend: String
+    let control: String
+    private(set) var processes: [String: Process] = [:]
+    private let lock = NSLock()
+
+    /// The built `concierge` executable, next to the test bundle.
+    static var executable: URL {
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: url.appendingPathComponent("concierge").path),
+            url.path != "/"
+        {
+            url = url.deletingLastPathComponent()
+        }
+        return url.appendingPathComponent("concierge")
+    }
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("concierge-test-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        frontend = "ipc://\(directory.path)/frontend"
+        backend = "ipc://\(directory.path)/backend"
+        control = "ipc://\(directory.path)/control"
+    }
+
+    deinit {
+        stopAll()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Starts `concierge <arguments>` and remembers it under `name`; its stderr goes to `<dir>/<name>.log`.
+    @discardableResult
+    func start(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Process {
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let log = directory.appendingPathComponent("\(name).log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardError = handle
+        process.standardOutput = handle
+        try process.run()
+        lock.withLock { processes[name] = process }
+        return process
+    }
+
+    func startBroker(_ extra: [String] = []) throws {
+        try start("broker", ["broker", "--frontend", frontend, "--backend", backend, "--heartbeat-ms", "250"] + extra)
+    }
+
+    func startWorker(_ name: String, capacity: Int = 4, _ extra: [String] = []) throws {
+        try start(
+            name,
+            ["worker", "--broker", backend, "--name", name, "--capacity", String(capacity), "--heartbeat-ms", "250"]
+                + extra
+        )
+    }
+
+    func startPool(workers: Int) throws {
+        try start(
+            "pool",
+            [
+                "pool", "--broker", backend, "--workers", String(workers), "--control", control,
+                "--heartbeat-ms", "250", "--capacity", "4",
+            ]
+        )
+    }
+
+    func pid(_ name: String) -> Int32 { lock.withLock { processes[name]?.processIdentifier ?? 0 } }
+
+    func signal(_ name: String, _ signal: Int32) {
+        let pid = pid(name)
+        if pid > 0 { kill(pid, signal) }
+    }
+
+    /// Waits for a process to exit; returns its status, or nil if it is still running after `seconds`.
+    func waitForExit(_ name: String, seconds: Double = 20) async -> Int32? {
+        guard let process = lock.withLock({ processes[name] }) else { return nil }
+        let end = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < end { try? await Task.sleep(for: .milliseconds(50)) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    func log(_ name: String) -> String {
+        (try? String(contentsOf: directory.appendingPathComponent("\(name).log"), encoding: .utf8)) ?? ""
+    }
+
+    func stopAll() {
+        let all = lock.withLock { processes }
+        for process in all.values where process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        for process in all.values { process.waitUntilExit() }
+    }
+
+    func client() throws -> ConciergeClient {
+        try ConciergeClient(configuration: .init(brokerEndpoint: frontend, heartbeatInterval: .milliseconds(250)))
+    }
+
+    /// Sends Echo requests until one succeeds (the broker is up and a worker has registered), up to `seconds`.
+    func waitUntilServing(_ client: ConciergeClient, intent: String = "Echo", seconds: Double = 30) async throws {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            let probe: JSONValue = ["type": .string(intent), "parameters": [:]]
+            if let reply = try? await client.request(intent: probe, phase: .resolve, deadline: .seconds(2)),
+                reply.status == .final
+            {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("nothing served \(intent) within \(seconds) s\nbroker log:\n\(log("broker"))")
+        throw CancellationError()
+    }
+
+    /// Collects all replies of one request.
+    static func replies(_ stream: ConciergeClient.ReplyStream) async throws -> [Reply] {
+        var replies: [Reply] = []
+        for try await reply in stream { replies.append(reply) }
+        return replies
+    }
+}
+
+extension Reply {
+    /// The body as JSON, or `.null`.
+    var body_: JSONValue { json ?? .null }
+}
