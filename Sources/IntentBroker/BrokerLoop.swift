@@ -33,6 +33,8 @@ final class BrokerLoop: @unchecked Sendable {
     private var typeQueues: [Deque<PendingRequest>] = []
     /// When the last worker of a type went away (0 while one serves it).
     private var typeOrphanedAt: [UInt64] = []
+    /// Where the next round-robin search starts, per intent type.
+    private var typeCursor: [Int] = []
     private var queuedCount = 0
     private var timers = TimerHeap()
     private var results: ResultStore
@@ -445,6 +447,7 @@ final class BrokerLoop: @unchecked Sendable {
         typeWorkers.append([])
         typeQueues.append([])
         typeOrphanedAt.append(0)
+        typeCursor.append(0)
         return index
     }
 
@@ -514,15 +517,25 @@ final class BrokerLoop: @unchecked Sendable {
 
     // MARK: Dispatching
 
+    /// The least-loaded worker of `type` with room; ties go round-robin so idle workers share the work.
     private func pickWorker(for type: Int) -> WorkerEntry? {
-        var best: WorkerEntry?
-        for worker in typeWorkers[type] where worker.hasRoom {
-            if best == nil || worker.load < best!.load {
-                best = worker
+        let candidates = typeWorkers[type]
+        let count = candidates.count
+        guard count > 0 else { return nil }
+        let start = typeCursor[type] % count
+        var best = -1
+        for offset in 0..<count {
+            let index = (start + offset) % count
+            let worker = candidates[index]
+            guard worker.hasRoom else { continue }
+            if best < 0 || worker.load < candidates[best].load {
+                best = index
                 if worker.load == 0 { break }
             }
         }
-        return best
+        guard best >= 0 else { return nil }
+        typeCursor[type] = best + 1
+        return candidates[best]
     }
 
     private func dispatch(_ request: PendingRequest, atFront: Bool = false) {

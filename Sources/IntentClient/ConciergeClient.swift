@@ -192,6 +192,10 @@ final class ClientCore: @unchecked Sendable {
                 return (inbox.commands, inbox.closed)
             }
             closed = isClosed
+            if !commands.isEmpty && pending.isEmpty && statusWaiters.isEmpty && pingWaiters.isEmpty {
+                // Idle until now: the broker's silence so far says nothing; start timing from here.
+                lastHeard = MonotonicTime.now()
+            }
             for command in commands { execute(command) }
             while (try? socket.receive(into: &buffer)) == true {
                 lastHeard = MonotonicTime.now()

@@ -34,7 +34,9 @@ var currentExecutablePath: String {
 struct WorkerOptions: ParsableArguments {
     @Option(help: "Jobs each worker runs at once.")
     var capacity: Int = 16
+}
 
-    @Option(help: "Heartbeat interval in milliseconds.")
+struct HeartbeatOption: ParsableArguments {
+    @Option(help: "Heartbeat interval in milliseconds (must match the broker's).")
     var heartbeatMs: Int = 1000
 }

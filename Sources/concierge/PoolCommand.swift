@@ -27,6 +27,7 @@ struct PoolCommand: AsyncParsableCommand {
 
     @OptionGroup var pool: PoolOptions
     @OptionGroup var worker: WorkerOptions
+    @OptionGroup var heartbeat: HeartbeatOption
     @OptionGroup var logging: LoggingOptions
 
     @Option(help: "Worker executable to supervise instead of `concierge worker`.")
@@ -48,7 +49,7 @@ struct PoolCommand: AsyncParsableCommand {
                 executable: currentExecutablePath,
                 arguments: [
                     "worker", "--broker", broker, "--capacity", String(worker.capacity), "--heartbeat-ms",
-                    String(worker.heartbeatMs), "--log-level", level.rawValue,
+                    String(heartbeat.heartbeatMs), "--log-level", level.rawValue,
                 ],
                 size: pool.size,
                 controlEndpoint: pool.control

@@ -52,7 +52,9 @@ struct Send: AsyncParsableCommand {
             intentType: intentType, phase: phase, body: interaction.serialized(),
             deadline: deadlineMs.map { .milliseconds($0) }, requestID: id
         )
-        let exitCode = try await withThrowingTaskGroup(of: Int32.self) { group in
+        let exitCode: Int32
+        do {
+            exitCode = try await withThrowingTaskGroup(of: Int32.self) { group in
             group.addTask {
                 var code: Int32 = 2
                 for try await reply in stream {
@@ -60,8 +62,7 @@ struct Send: AsyncParsableCommand {
                         "request_id": .string(reply.requestID), "status": .string(reply.status.rawValue),
                         "phase": .string(reply.phase), "body": reply.json ?? .string(String(decoding: reply.body, as: UTF8.self)),
                     ]
-                    print(line.serializedString())
-                    fflush(stdout)
+                    FileHandle.standardOutput.write(Data((line.serializedString() + "\n").utf8))
                     if reply.isFinal { code = reply.status == .final ? 0 : 1 }
                 }
                 return code
@@ -73,6 +74,10 @@ struct Send: AsyncParsableCommand {
             let first = try await group.next() ?? 2
             group.cancelAll()
             return first
+        }
+        } catch let error as ClientError {
+            FileHandle.standardError.write(Data("concierge send: \(error)\n".utf8))
+            throw ExitCode(2)
         }
         if exitCode == 3 {
             FileHandle.standardError.write(Data("concierge send: no final reply within \(timeout) s\n".utf8))

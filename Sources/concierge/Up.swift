@@ -25,7 +25,7 @@ struct Up: AsyncParsableCommand {
                 executable: currentExecutablePath,
                 arguments: [
                     "worker", "--broker", brokerService.backendEndpoint, "--capacity", String(worker.capacity),
-                    "--heartbeat-ms", String(worker.heartbeatMs), "--log-level", level.rawValue,
+                    "--heartbeat-ms", String(broker.heartbeatMs), "--log-level", level.rawValue,
                 ],
                 size: pool.size,
                 controlEndpoint: pool.control

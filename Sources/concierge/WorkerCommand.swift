@@ -19,6 +19,7 @@ struct WorkerCommand: AsyncParsableCommand {
     var name: String?
 
     @OptionGroup var worker: WorkerOptions
+    @OptionGroup var heartbeat: HeartbeatOption
     @OptionGroup var logging: LoggingOptions
 
     func run() async throws {
@@ -28,7 +29,7 @@ struct WorkerCommand: AsyncParsableCommand {
             brokerEndpoint: broker,
             name: name ?? ProcessInfo.processInfo.environment["CONCIERGE_WORKER_NAME"],
             capacity: worker.capacity,
-            heartbeatInterval: .milliseconds(worker.heartbeatMs)
+            heartbeatInterval: .milliseconds(heartbeat.heartbeatMs)
         )
         let service = Worker(configuration: configuration, provider: Examples.provider, logger: logger)
         let group = ServiceGroup(

@@ -113,7 +113,7 @@ final class Cluster: @unchecked Sendable {
         let end = Date().addingTimeInterval(seconds)
         while Date() < end {
             let probe: JSONValue = ["type": .string(intent), "parameters": [:]]
-            if let reply = try? await client.request(intent: probe, phase: .resolve, deadline: .seconds(2)),
+            if let reply = try? await client.request(intent: probe, phase: .resolve),
                 reply.status == .final
             {
                 return

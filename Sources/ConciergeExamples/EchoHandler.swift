@@ -1,0 +1,115 @@
+public import IntentKit
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Handles ``EchoIntent``: echoes the text with proof of which process and which handler instance answered.
+///
+/// In `delayPhase` (handle when absent) it waits `delayMs` (cancellable `Task.sleep`), then burns `cpuMs` of CPU in
+/// a busy loop, then throws `failWith` if set. Every phase method counts itself in ``jobsSeen``; confirm and handle
+/// answer data `{"text", "pid", "instance", "jobsSeen", "worker"}`. With fresh handlers per job, `instance` differs
+/// between jobs and `jobsSeen` is always 1.
+///
+/// Resolution: `delayMs` / `cpuMs` outside 0...600000 -> `unsupported(outOfRange)`; everything else the default.
+/// Confirm and handle throw for out-of-range values (answering `failure`). The path without delay is kept cheap:
+/// no formatters, a handful of allocations.
+public final class EchoHandler: IntentHandler {
+    public typealias Intent = EchoIntent
+
+    /// Why a duration is unsupported.
+    public enum UnsupportedReason: String, Sendable, CaseIterable {
+        /// The value is outside 0...600000.
+        case outOfRange
+    }
+
+    /// The error thrown for `failWith` and out-of-range durations; its description is the message.
+    public struct Failure: Error, CustomStringConvertible {
+        /// The message.
+        public let message: String
+        public var description: String { message }
+    }
+
+    static let rangeReasons = [UnsupportedReason.outOfRange.rawValue]
+    static let durationRange = 0...600_000
+    private static let instances = Atomic<Int>(0)
+    private static let pid = Int64(getpid())
+
+    /// This handler's number: 1 for the first handler made in this process, 2 for the next, ...
+    public let instance: Int
+    private let seen = Atomic<Int>(0)
+
+    /// How many phase methods have run on this instance.
+    public var jobsSeen: Int { seen.load(ordering: .relaxed) }
+
+    /// Creates a handler with the next instance number.
+    public init() {
+        instance = Self.instances.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+
+    public func resolve(intent: EchoIntent, context: HandlerContext) async throws -> Resolutions<EchoIntent> {
+        seen.wrappingAdd(1, ordering: .relaxed)
+        var resolutions = Resolutions<EchoIntent>()
+        if let delay = intent.delayMs, !Self.durationRange.contains(delay) {
+            resolutions[\.delayMs] = .unsupported(UnsupportedReason.outOfRange)
+        }
+        if let cpu = intent.cpuMs, !Self.durationRange.contains(cpu) {
+            resolutions[\.cpuMs] = .unsupported(UnsupportedReason.outOfRange)
+        }
+        if resolutions.isEmpty { try await act(in: .resolve, intent: intent) }
+        return resolutions
+    }
+
+    public func confirm(intent: EchoIntent, context: HandlerContext) async throws -> ConfirmResponse<EchoIntent> {
+        let count = seen.wrappingAdd(1, ordering: .relaxed).newValue
+        try await act(in: .confirm, intent: intent)
+        return ConfirmResponse(code: .ready, data: proof(intent, context, count))
+    }
+
+    public func handle(intent: EchoIntent, context: HandlerContext) async throws -> HandleResponse<EchoIntent> {
+        let count = seen.wrappingAdd(1, ordering: .relaxed).newValue
+        try await act(in: .handle, intent: intent)
+        return HandleResponse(code: .success, data: proof(intent, context, count))
+    }
+
+    private func proof(_ intent: EchoIntent, _ context: HandlerContext, _ count: Int) -> [String: JSONValue] {
+        [
+            "text": intent.text.map { .string($0) } ?? .null,
+            "pid": .int(Self.pid),
+            "instance": .int(Int64(instance)),
+            "jobsSeen": .int(Int64(count)),
+            "worker": .string(context.workerName),
+        ]
+    }
+
+    private func act(in phase: EchoPhase, intent: EchoIntent) async throws {
+        guard (intent.delayPhase ?? .handle) == phase else { return }
+        let delay = intent.delayMs ?? 0
+        let cpu = intent.cpuMs ?? 0
+        guard Self.durationRange.contains(delay), Self.durationRange.contains(cpu) else {
+            throw Failure(message: "delayMs and cpuMs must be within 0...600000")
+        }
+        if delay > 0 { try await Task.sleep(for: .milliseconds(delay)) }
+        if cpu > 0 { Self.burn(milliseconds: cpu) }
+        if let message = intent.failWith { throw Failure(message: message) }
+    }
+
+    /// Keeps this thread busy for `milliseconds`.
+    private static func burn(milliseconds: Int) {
+        let clock = ContinuousClock()
+        let end = clock.now + .milliseconds(milliseconds)
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        while clock.now < end {
+            for _ in 0..<1000 { state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407 }
+        }
+        blackHole(state)
+    }
+
+    @inline(never)
+    private static func blackHole(_ value: UInt64) { _ = value }
+}

@@ -1,0 +1,50 @@
+import ConciergeJSON
+
+extension HandlerProvider {
+    /// Runs one job: decodes the Interaction body, makes a fresh handler, runs the phase, encodes the Interaction out.
+    ///
+    /// The output body is the input Interaction with the (possibly updated) `"intent"` and the phase's result under
+    /// `"resolve"`, `"confirm"` or `"handle"`; other keys of the input are kept. The outcome follows the worker
+    /// outcome rule: resolve continues iff every parameter resolved `success` or `notRequired`; confirm continues iff
+    /// the code is `ready`; handle stops. Never throws and never traps on bad input:
+    /// - an unregistered intent type gives ``JobOutcome/error`` with `unknown-intent`;
+    /// - invalid JSON, a wrong shape, an intent type other than `intentType`, an unknown parameter or a value of the
+    ///   wrong type give ``JobOutcome/error`` with `bad-body` (the message names the parameter);
+    /// - a throwing resolve gives ``JobOutcome/error`` with `handler-failed`; a throwing confirm or handle gives a
+    ///   response with code `failure` and the error as `message` (outcome ``JobOutcome/stop``).
+    /// - Parameters:
+    ///   - intentType: The intent type of the job (frame F3 of the JOB).
+    ///   - phase: The phase to run.
+    ///   - body: The Interaction JSON.
+    ///   - context: The job's context; its `phase` is set to `phase`.
+    public func run(intentType: String, phase: IntentPhase, body: [UInt8], context: HandlerContext) async -> JobOutput {
+        guard let registration = registrations[intentType] else {
+            return JobOutput(
+                error: IntentError(
+                    code: .unknownIntent,
+                    message: "no handler is registered for intent type \"\(intentType)\""
+                )
+            )
+        }
+        let interaction: [String: JSONValue]
+        do {
+            let json = try JSONValue.parse(body)
+            guard case .object(let object) = json else {
+                return JobOutput(
+                    error: IntentError(code: .badBody, message: "the body must be a JSON object, got \(json._kindName)")
+                )
+            }
+            interaction = object
+        } catch {
+            return JobOutput(
+                error: IntentError(
+                    code: .badBody,
+                    message: "the body is not valid JSON (\(error.code) at byte \(error.offset))"
+                )
+            )
+        }
+        var context = context
+        context.phase = phase
+        return await registration.run(phase, interaction, context)
+    }
+}

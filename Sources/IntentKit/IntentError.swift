@@ -1,0 +1,45 @@
+public import ConciergeJSON
+
+/// An error of the job runner, sent as the body of an ``JobOutcome/error`` outcome: `{"code": ..., "message": ...}`.
+///
+/// The codes are the stable error codes of the protocol (`Docs/DESIGN.md`).
+public struct IntentError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A stable, extensible error code.
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// The code on the wire, e.g. `bad-body`.
+        public let rawValue: String
+
+        /// Creates a code from its wire form.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The body could not be decoded: invalid JSON, wrong shape, or a type mismatch with the intent definition.
+        public static let badBody = Code(rawValue: "bad-body")
+        /// No handler is registered for the intent type.
+        public static let unknownIntent = Code(rawValue: "unknown-intent")
+        /// The handler's resolve threw (or set a resolution for an undeclared parameter).
+        public static let handlerFailed = Code(rawValue: "handler-failed")
+
+        public var description: String { rawValue }
+    }
+
+    /// What went wrong, as a stable code.
+    public let code: Code
+    /// A human-readable message; for ``Code/badBody`` it names the offending parameter or key.
+    public let message: String
+    /// The parameter the error is about, when there is one.
+    public let parameter: String?
+
+    /// Creates an error.
+    public init(code: Code, message: String, parameter: String? = nil) {
+        self.code = code
+        self.message = message
+        self.parameter = parameter
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    /// The error body: `{"code": ..., "message": ...}`.
+    public var jsonValue: JSONValue {
+        .object(["code": .string(code.rawValue), "message": .string(message)])
+    }
+}

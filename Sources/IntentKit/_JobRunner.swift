@@ -1,0 +1,124 @@
+import ConciergeJSON
+
+/// Runs one phase of one job for handler type `H` (the generic half of ``HandlerProvider/run``).
+enum _JobRunner<H: IntentHandler> {
+    typealias I = H.Intent
+
+    static func run(
+        factory: @Sendable () -> H,
+        phase: IntentPhase,
+        interaction: [String: JSONValue],
+        context: HandlerContext
+    ) async -> JobOutput {
+        guard let intentJSON = interaction["intent"] else {
+            return JobOutput(error: IntentError(code: .badBody, message: "the body has no \"intent\""))
+        }
+        let intent: I
+        do {
+            intent = try I(jsonValue: intentJSON)
+        } catch {
+            return JobOutput(error: error)
+        }
+        let handler = factory()
+        var output = interaction
+        switch phase {
+        case .resolve:
+            let resolutions: Resolutions<I>
+            do {
+                resolutions = try await handler.resolve(intent: intent, context: context)
+            } catch {
+                return JobOutput(
+                    error: IntentError(code: .handlerFailed, message: "resolve failed: \(describe(error))")
+                )
+            }
+            if let first = resolutions.undeclared.first {
+                return JobOutput(
+                    error: IntentError(
+                        code: .handlerFailed,
+                        message: "resolve set a resolution for \(first), which is not a declared parameter of \(I.intentType)"
+                    )
+                )
+            }
+            return resolve(intent: intent, intentJSON: intentJSON, resolutions: resolutions, output: &output)
+        case .confirm:
+            let response: JSONValue
+            let outcome: JobOutcome
+            do {
+                let confirmed = try await handler.confirm(intent: intent, context: context)
+                if I.confirmCodes.contains(confirmed.code) {
+                    response = confirmed.jsonValue
+                    outcome = confirmed.code == .ready ? .continue : .stop
+                } else {
+                    response = failure(
+                        "the handler answered confirm code \"\(confirmed.code)\", which \(I.intentType) does not declare"
+                    )
+                    outcome = .stop
+                }
+            } catch {
+                response = failure(describe(error))
+                outcome = .stop
+            }
+            output["confirm"] = response
+            return JobOutput(outcome: outcome, body: JSONValue.object(output).serialized())
+        case .handle:
+            var response: HandleResponse<I>
+            do {
+                response = try await handler.handle(intent: intent, context: context)
+                if !I.handleCodes.contains(response.code) {
+                    response = HandleResponse(
+                        code: .failure,
+                        message: "the handler answered handle code \"\(response.code)\", which \(I.intentType) does not declare"
+                    )
+                }
+            } catch {
+                response = HandleResponse(code: .failure, message: describe(error))
+            }
+            output["handle"] = response.jsonValue(intent: intentJSON)
+            return JobOutput(outcome: .stop, body: JSONValue.object(output).serialized())
+        }
+    }
+
+    /// Builds the resolve output: every declared parameter gets a resolution (the handler's, or the default), and
+    /// resolved values are written back into the intent's parameters.
+    private static func resolve(
+        intent: I,
+        intentJSON: JSONValue,
+        resolutions: Resolutions<I>,
+        output: inout [String: JSONValue]
+    ) -> JobOutput {
+        var intentObject = intentJSON.objectValue ?? [:]
+        var parameters = intentObject["parameters"]?.objectValue ?? [:]
+        var results: [String: JSONValue] = [:]
+        var allResolved = true
+        var wroteBack = false
+        for parameter in I.parameters {
+            if let entry = resolutions.entries[parameter.name] {
+                results[parameter.name] = entry.json
+                allResolved = allResolved && entry.kind.isResolved
+                if let value = entry.resolvedValue, parameters[parameter.name] != value {
+                    parameters[parameter.name] = value
+                    wroteBack = true
+                }
+            } else if let value = parameter.value(in: intent) {
+                results[parameter.name] = .object(["kind": "success", "value": value])
+            } else {
+                results[parameter.name] = .object(["kind": "notRequired"])
+            }
+        }
+        if wroteBack {
+            intentObject["parameters"] = .object(parameters)
+            output["intent"] = .object(intentObject)
+        }
+        output["resolve"] = .object(results)
+        return JobOutput(outcome: allResolved ? .continue : .stop, body: JSONValue.object(output).serialized())
+    }
+
+    private static func failure(_ message: String) -> JSONValue {
+        .object(["code": .string(ConfirmCode.failure.rawValue), "message": .string(message)])
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        let text = String(describing: error)
+        return text.isEmpty ? "\(type(of: error))" : text
+    }
+}
