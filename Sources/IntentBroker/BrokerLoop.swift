@@ -287,7 +287,7 @@ final class BrokerLoop: @unchecked Sendable {
             key: key, intentType: type, requested: phase, body: message.take(7), arrival: now,
             deadline: now + deadlineNanos
         )
-        if pickWorker(for: type) == nil && queuedCount >= configuration.maxQueuedRequests {
+        if queuedCount >= configuration.maxQueuedRequests && pickWorker(for: type) == nil {
             replyError(client: client, id: id, phase: phase.name, .busy, "the broker's queue is full")
             return
         }

@@ -127,7 +127,11 @@ public final class WorkerPool: Service, Sendable {
         while state.withLock({ $0.slots[slot]?.wanted == true }) {
             let started = MonotonicTime.now()
             var environment: Environment = .inherit
-            environment = environment.updating(["CONCIERGE_WORKER_NAME": "\(configuration.namePrefix)-\(slot)"])
+            environment = environment.updating([
+                "CONCIERGE_WORKER_NAME": "\(configuration.namePrefix)-\(slot)",
+                // Lets a worker notice that its pool died and leave instead of lingering (see ParentWatch).
+                "CONCIERGE_POOL_PID": "\(getpid())",
+            ])
             do {
                 let result = try await Subprocess.run(
                     .path(FilePath(configuration.executable)),

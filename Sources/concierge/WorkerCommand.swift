@@ -32,8 +32,16 @@ struct WorkerCommand: AsyncParsableCommand {
             heartbeatInterval: .milliseconds(heartbeat.heartbeatMs)
         )
         let service = Worker(configuration: configuration, provider: Examples.provider, logger: logger)
+        let watch = ParentWatch(environment: ProcessInfo.processInfo.environment, logger: logger)
         let group = ServiceGroup(
-            services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
+            configuration: .init(
+                services: [
+                    .init(service: service),
+                    .init(service: watch, successTerminationBehavior: .gracefullyShutdownGroup),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
         )
         try await group.run()
     }

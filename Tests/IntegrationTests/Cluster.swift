@@ -100,6 +100,12 @@ final class Cluster: @unchecked Sendable {
 
     func stopAll() {
         let all = lock.withLock { processes }
+        // Pools first and gently, so that they stop their workers; then everything that is left, by pid.
+        if let pool = all["pool"], pool.isRunning {
+            kill(pool.processIdentifier, SIGTERM)
+            let end = Date().addingTimeInterval(10)
+            while pool.isRunning && Date() < end { usleep(20_000) }
+        }
         for process in all.values where process.isRunning { kill(process.processIdentifier, SIGKILL) }
         for process in all.values { process.waitUntilExit() }
     }

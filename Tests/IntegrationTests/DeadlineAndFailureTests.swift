@@ -203,5 +203,16 @@ import Testing
         }
         #expect(remaining == 1)
         #expect(try await client.request(intent: echo(["text": "after"]), phase: .handle).status == .final)
+
+        // If the pool itself dies, its workers notice and leave instead of lingering unsupervised.
+        let orphan = try #require(try await poolStatus()["workers"]?.objectValue?.values.first?.intValue)
+        cluster.signal("pool", SIGKILL)
+        var gone = false
+        for _ in 0..<100 where !gone {
+            try await Task.sleep(for: .milliseconds(100))
+            let stat = (try? String(contentsOfFile: "/proc/\(orphan)/stat", encoding: .utf8)) ?? ""
+            gone = stat.isEmpty || stat.contains(") Z ")
+        }
+        #expect(gone)
     }
 }
