@@ -2,11 +2,11 @@ import IntentKit
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Why a person could not be resolved.
@@ -59,7 +59,8 @@ extension DemoData {
     {
         guard var place else { return missing }
         if place.latitude == nil || place.longitude == nil {
-            guard let name = place.name?.lowercased(), let known = places.first(where: { $0.name?.lowercased() == name })
+            guard let name = place.name?.lowercased(),
+                let known = places.first(where: { $0.name?.lowercased() == name })
             else { return .unsupported(LocationUnsupportedReason.unknownLocation) }
             place.name = known.name
             place.address = place.address ?? known.address

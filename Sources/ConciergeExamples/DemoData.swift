@@ -1,9 +1,9 @@
 import IntentKit
 
 #if canImport(FoundationEssentials)
-public import FoundationEssentials
+    public import FoundationEssentials
 #else
-public import Foundation
+    public import Foundation
 #endif
 
 /// The demo data the example handlers work with (also in `Docs/DEMO-DATA.md`). Nothing is stored: every handler
@@ -66,13 +66,19 @@ public enum DemoData {
 
     /// The demo address book.
     public static let contacts: [Contact] = [
-        Contact(id: "contact-anna", name: "Anna Schmidt", handle: "+49 30 5550101", handleType: .phoneNumber, isFavorite: false),
+        Contact(
+            id: "contact-anna", name: "Anna Schmidt", handle: "+49 30 5550101", handleType: .phoneNumber,
+            isFavorite: false),
         Contact(
             id: "contact-john-appleseed", name: "John Appleseed", handle: "john.appleseed@example.com",
             handleType: .emailAddress, isFavorite: false
         ),
-        Contact(id: "contact-john-doe", name: "John Doe", handle: "+1 415 555 0102", handleType: .phoneNumber, isFavorite: false),
-        Contact(id: "contact-kate-bell", name: "Kate Bell", handle: "+1 415 555 0103", handleType: .phoneNumber, isFavorite: true),
+        Contact(
+            id: "contact-john-doe", name: "John Doe", handle: "+1 415 555 0102", handleType: .phoneNumber,
+            isFavorite: false),
+        Contact(
+            id: "contact-kate-bell", name: "Kate Bell", handle: "+1 415 555 0103", handleType: .phoneNumber,
+            isFavorite: true),
         Contact(
             id: "contact-kate-zhang", name: "Kate Zhang", handle: "kate.zhang@example.com", handleType: .emailAddress,
             isFavorite: false
@@ -87,10 +93,17 @@ public enum DemoData {
 
     /// Named places a placemark without coordinates is looked up in.
     public static let places: [Placemark] = [
-        Placemark(name: "Ferry Building", address: "1 Ferry Building, San Francisco, CA 94111", latitude: 37.7955, longitude: -122.3937),
-        Placemark(name: "Golden Gate Park", address: "San Francisco, CA 94122", latitude: 37.7694, longitude: -122.4862),
-        Placemark(name: "SFO", address: "San Francisco International Airport, CA 94128", latitude: 37.6213, longitude: -122.3790),
-        Placemark(name: "Oakland Airport", address: "1 Airport Dr, Oakland, CA 94621", latitude: 37.7126, longitude: -122.2197),
+        Placemark(
+            name: "Ferry Building", address: "1 Ferry Building, San Francisco, CA 94111", latitude: 37.7955,
+            longitude: -122.3937),
+        Placemark(
+            name: "Golden Gate Park", address: "San Francisco, CA 94122", latitude: 37.7694, longitude: -122.4862),
+        Placemark(
+            name: "SFO", address: "San Francisco International Airport, CA 94128", latitude: 37.6213,
+            longitude: -122.3790),
+        Placemark(
+            name: "Oakland Airport", address: "1 Airport Dr, Oakland, CA 94621", latitude: 37.7126, longitude: -122.2197
+        ),
         Placemark(name: "San Jose", address: "San Jose, CA", latitude: 37.3382, longitude: -121.8863),
         Placemark(name: "Napa", address: "Napa, CA", latitude: 38.2975, longitude: -122.2869),
     ]

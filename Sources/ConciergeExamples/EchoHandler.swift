@@ -2,11 +2,11 @@ public import IntentKit
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Handles ``EchoIntent``: echoes the text with proof of which process and which handler instance answered.

@@ -34,7 +34,9 @@ public struct RequestRideHandler: IntentHandler {
     /// Creates a handler.
     public init() {}
 
-    public func resolve(intent: RequestRideIntent, context: HandlerContext) async throws -> Resolutions<RequestRideIntent> {
+    public func resolve(intent: RequestRideIntent, context: HandlerContext) async throws -> Resolutions<
+        RequestRideIntent
+    > {
         var resolutions = Resolutions<RequestRideIntent>()
         resolutions[\.dropOffLocation] = DemoData.resolvePlace(intent.dropOffLocation, missing: .needsValue)
         resolutions[\.pickupLocation] = DemoData.resolvePlace(intent.pickupLocation, missing: .notRequired)
@@ -49,7 +51,8 @@ public struct RequestRideHandler: IntentHandler {
         }
         if let size = intent.partySize {
             resolutions[\.partySize] =
-                DemoData.partySizes.contains(size) ? .success(size) : .unsupported(UnsupportedReason.partySizeOutOfRange)
+                DemoData.partySizes.contains(size)
+                ? .success(size) : .unsupported(UnsupportedReason.partySizeOutOfRange)
         } else {
             resolutions[\.partySize] = .notRequired
         }
@@ -62,7 +65,9 @@ public struct RequestRideHandler: IntentHandler {
         return resolutions
     }
 
-    public func confirm(intent: RequestRideIntent, context: HandlerContext) async throws -> ConfirmResponse<RequestRideIntent> {
+    public func confirm(intent: RequestRideIntent, context: HandlerContext) async throws -> ConfirmResponse<
+        RequestRideIntent
+    > {
         ConfirmResponse(
             code: .ready,
             data: [
@@ -72,7 +77,9 @@ public struct RequestRideHandler: IntentHandler {
         )
     }
 
-    public func handle(intent: RequestRideIntent, context: HandlerContext) async throws -> HandleResponse<RequestRideIntent> {
+    public func handle(intent: RequestRideIntent, context: HandlerContext) async throws -> HandleResponse<
+        RequestRideIntent
+    > {
         guard case .success = DemoData.resolvePlace(intent.dropOffLocation, missing: .needsValue) else {
             return HandleResponse(
                 code: .failureRequiringAppLaunchNoServiceInArea,

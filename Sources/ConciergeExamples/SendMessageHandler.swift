@@ -10,7 +10,9 @@ public struct SendMessageHandler: IntentHandler {
     /// Creates a handler.
     public init() {}
 
-    public func resolve(intent: SendMessageIntent, context: HandlerContext) async throws -> Resolutions<SendMessageIntent> {
+    public func resolve(intent: SendMessageIntent, context: HandlerContext) async throws -> Resolutions<
+        SendMessageIntent
+    > {
         var resolutions = Resolutions<SendMessageIntent>()
         resolutions[\.recipient] = DemoData.resolveContact(intent.recipient)
         if let content = intent.content, content.contains(where: { !$0.isWhitespace }) {
@@ -22,7 +24,9 @@ public struct SendMessageHandler: IntentHandler {
         return resolutions
     }
 
-    public func handle(intent: SendMessageIntent, context: HandlerContext) async throws -> HandleResponse<SendMessageIntent> {
+    public func handle(intent: SendMessageIntent, context: HandlerContext) async throws -> HandleResponse<
+        SendMessageIntent
+    > {
         guard case .success(let recipient) = DemoData.resolveContact(intent.recipient) else {
             return HandleResponse(code: .failure, message: "the recipient is missing or not a unique contact")
         }

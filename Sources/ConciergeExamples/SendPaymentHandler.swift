@@ -22,19 +22,26 @@ public struct SendPaymentHandler: IntentHandler {
     /// Creates a handler.
     public init() {}
 
-    public func resolve(intent: SendPaymentIntent, context: HandlerContext) async throws -> Resolutions<SendPaymentIntent> {
+    public func resolve(intent: SendPaymentIntent, context: HandlerContext) async throws -> Resolutions<
+        SendPaymentIntent
+    > {
         var resolutions = Resolutions<SendPaymentIntent>()
         resolutions[\.payee] = DemoData.resolveContact(intent.payee)
         resolutions[\.currencyAmount] = Self.resolveAmount(intent.currencyAmount)
         return resolutions
     }
 
-    public func confirm(intent: SendPaymentIntent, context: HandlerContext) async throws -> ConfirmResponse<SendPaymentIntent> {
-        guard let amount = intent.currencyAmount, case .success(let payee) = DemoData.resolveContact(intent.payee) else {
+    public func confirm(intent: SendPaymentIntent, context: HandlerContext) async throws -> ConfirmResponse<
+        SendPaymentIntent
+    > {
+        guard let amount = intent.currencyAmount, case .success(let payee) = DemoData.resolveContact(intent.payee)
+        else {
             return ConfirmResponse(code: .failure, message: "the payee or the amount is missing")
         }
         if amount.amount > DemoData.accountBalance {
-            return ConfirmResponse(code: .failureInsufficientFunds, message: "the account holds \(DemoData.accountBalance) \(amount.currencyCode)")
+            return ConfirmResponse(
+                code: .failureInsufficientFunds,
+                message: "the account holds \(DemoData.accountBalance) \(amount.currencyCode)")
         }
         return ConfirmResponse(
             code: .ready,
@@ -42,14 +49,18 @@ public struct SendPaymentHandler: IntentHandler {
         )
     }
 
-    public func handle(intent: SendPaymentIntent, context: HandlerContext) async throws -> HandleResponse<SendPaymentIntent> {
+    public func handle(intent: SendPaymentIntent, context: HandlerContext) async throws -> HandleResponse<
+        SendPaymentIntent
+    > {
         guard let amount = intent.currencyAmount, case .success = Self.resolveAmount(amount),
             case .success(let payee) = DemoData.resolveContact(intent.payee)
         else {
             return HandleResponse(code: .failure, message: "the payee or the amount is missing or unsupported")
         }
         if amount.amount > DemoData.accountBalance {
-            return HandleResponse(code: .failureInsufficientFunds, message: "the account holds \(DemoData.accountBalance) \(amount.currencyCode)")
+            return HandleResponse(
+                code: .failureInsufficientFunds,
+                message: "the account holds \(DemoData.accountBalance) \(amount.currencyCode)")
         }
         return HandleResponse(
             code: .success,

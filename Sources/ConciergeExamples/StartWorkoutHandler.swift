@@ -25,7 +25,9 @@ public struct StartWorkoutHandler: IntentHandler {
     /// Creates a handler.
     public init() {}
 
-    public func resolve(intent: StartWorkoutIntent, context: HandlerContext) async throws -> Resolutions<StartWorkoutIntent> {
+    public func resolve(intent: StartWorkoutIntent, context: HandlerContext) async throws -> Resolutions<
+        StartWorkoutIntent
+    > {
         var resolutions = Resolutions<StartWorkoutIntent>()
         if intent.workoutName == nil { resolutions[\.workoutName] = .needsValue }
         if intent.isOpenEnded == true {
@@ -38,7 +40,9 @@ public struct StartWorkoutHandler: IntentHandler {
         return resolutions
     }
 
-    public func confirm(intent: StartWorkoutIntent, context: HandlerContext) async throws -> ConfirmResponse<StartWorkoutIntent> {
+    public func confirm(intent: StartWorkoutIntent, context: HandlerContext) async throws -> ConfirmResponse<
+        StartWorkoutIntent
+    > {
         // If location services are not available, the user might need to change the type of workout.
         if intent.workoutLocationType == .outdoor, !DemoData.locationServicesEnabled {
             var userInfo: [String: JSONValue] = ["workoutLocationType": "outdoor"]
@@ -52,7 +56,9 @@ public struct StartWorkoutHandler: IntentHandler {
         return .ready
     }
 
-    public func handle(intent: StartWorkoutIntent, context: HandlerContext) async throws -> HandleResponse<StartWorkoutIntent> {
+    public func handle(intent: StartWorkoutIntent, context: HandlerContext) async throws -> HandleResponse<
+        StartWorkoutIntent
+    > {
         HandleResponse(code: .continueInApp)
     }
 }

@@ -25,7 +25,7 @@ extension JSONValue {
 
     /// Parses one JSON document (RFC 8259, strict) from a byte array.
     ///
-    /// See ``parse(_:maxDepth:)-(UnsafeRawBufferPointer,_)`` for the accepted grammar.
+    /// See the `UnsafeRawBufferPointer` overload of `parse(_:maxDepth:)` for the accepted grammar.
     /// - Throws: ``JSONError`` describing the first problem found and its byte offset.
     public static func parse(_ bytes: [UInt8], maxDepth: Int = 64) throws(JSONError) -> JSONValue {
         let result = bytes.withUnsafeBytes { raw in
@@ -36,7 +36,7 @@ extension JSONValue {
 
     /// Parses one JSON document (RFC 8259, strict) from the UTF-8 contents of a string.
     ///
-    /// See ``parse(_:maxDepth:)-(UnsafeRawBufferPointer,_)`` for the accepted grammar.
+    /// See the `UnsafeRawBufferPointer` overload of `parse(_:maxDepth:)` for the accepted grammar.
     /// - Throws: ``JSONError`` describing the first problem found and its UTF-8 byte offset.
     public static func parse(_ string: String, maxDepth: Int = 64) throws(JSONError) -> JSONValue {
         var string = string
@@ -90,15 +90,20 @@ struct JSONParser {
     var index = 0
     /// Reused buffer for strings that contain escapes.
     var scratch: [UInt8] = []
-    /// Elements of the arrays currently being parsed (innermost last).
-    var elementStack: [JSONValue] = []
-    /// Members of the objects currently being parsed (innermost last).
-    var memberStack: [(String, JSONValue)] = []
+    /// Members of the objects currently being parsed (innermost last), so each dictionary is built
+    /// once at its final size instead of rehashing while it grows.
+    var memberStack: [Member] = []
+
+    struct Member {
+        let key: String
+        let value: JSONValue
+    }
 
     init(bytes: UnsafePointer<UInt8>, count: Int, maxDepth: Int) {
         self.bytes = bytes
         self.count = count
         self.maxDepth = maxDepth
+        memberStack.reserveCapacity(16)  // one allocation covers typical bodies
     }
 
     mutating func parseDocument() throws(JSONError) -> JSONValue {
@@ -186,19 +191,15 @@ struct JSONParser {
             index += 1
             return .array([])
         }
-        // Elements are collected on the shared stack and copied out once, with exact capacity.
-        let base = elementStack.count
+        var elements: [JSONValue] = []
         while true {
-            let element = try parseValue(depth: depth)
-            elementStack.append(element)
+            elements.append(try parseValue(depth: depth))
             skipWhitespace()
             guard index < count else { throw fail(.unexpectedEnd, at: count) }
             let byte = bytes[index]
             index += 1
             if byte == ASCII.comma { continue }
             if byte == ASCII.closeBracket {
-                let elements = Array(elementStack[base...])
-                elementStack.removeSubrange(base...)
                 return .array(elements)
             }
             throw fail(.unexpectedCharacter, at: index - 1)
@@ -226,7 +227,7 @@ struct JSONParser {
             guard bytes[index] == ASCII.colon else { throw fail(.unexpectedCharacter, at: index) }
             index += 1
             let value = try parseValue(depth: depth)
-            memberStack.append((key, value))
+            memberStack.append(Member(key: key, value: value))
             skipWhitespace()
             guard index < count else { throw fail(.unexpectedEnd, at: count) }
             let byte = bytes[index]
@@ -234,8 +235,8 @@ struct JSONParser {
             if byte == ASCII.closeBrace {
                 var members = [String: JSONValue](minimumCapacity: memberStack.count - base)
                 for position in base..<memberStack.count {
-                    let (key, value) = memberStack[position]
-                    members[key] = value  // duplicate keys: last one wins
+                    let member = memberStack[position]
+                    members[member.key] = member.value  // duplicate keys: last one wins
                 }
                 memberStack.removeSubrange(base...)
                 return .object(members)
@@ -252,7 +253,9 @@ struct JSONParser {
     /// the string is created directly from the validated slice.
     mutating func parseStringBody() throws(JSONError) -> String {
         let start = index
-        while index < count {
+        while true {
+            skipPlainASCII()
+            guard index < count else { break }
             let byte = bytes[index]
             if byte == ASCII.quote {
                 let string = String(decoding: UnsafeBufferPointer(start: bytes + start, count: index - start), as: UTF8.self)
@@ -274,12 +277,38 @@ struct JSONParser {
         throw fail(.unexpectedEnd, at: count)
     }
 
+    /// Advances `index` over bytes that need no attention inside a string (ASCII 0x20...0x7F except
+    /// `"` and `\`), eight at a time, stopping at the first byte that does (or near the end of input).
+    @inline(__always)
+    mutating func skipPlainASCII() {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        while index &+ 8 <= count {
+            let word = UInt64(littleEndian: UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self))
+            // Classic SWAR tests; a byte's high bit in `special` is set for the lowest special byte
+            // (false positives can only appear above a true one).
+            let quoteBytes = word ^ (ones &* UInt64(ASCII.quote))
+            let backslashBytes = word ^ (ones &* UInt64(ASCII.backslash))
+            let isQuote = (quoteBytes &- ones) & ~quoteBytes
+            let isBackslash = (backslashBytes &- ones) & ~backslashBytes
+            let isControl = (word &- ones &* 0x20) & ~word
+            let special = (isQuote | isBackslash | isControl | word) & highBits
+            if special != 0 {
+                index &+= special.trailingZeroBitCount >> 3
+                return
+            }
+            index &+= 8
+        }
+    }
+
     /// Slow path for strings with escapes: collects the decoded bytes in `scratch`. `index` is at the
     /// first backslash, `start` at the first content byte.
     mutating func parseEscapedStringBody(start: Int) throws(JSONError) -> String {
         scratch.removeAll(keepingCapacity: true)
         var runStart = start
-        while index < count {
+        while true {
+            skipPlainASCII()
+            guard index < count else { break }
             let byte = bytes[index]
             if byte == ASCII.quote {
                 appendRun(from: runStart)

@@ -42,12 +42,12 @@ extension JSONValue {
         case .object(let members):
             buffer.append(UInt8(ascii: "{"))
             var first = true
-            for (key, value) in members.sorted(by: { JSONWriter.utf8Precedes($0.key, $1.key) }) {
+            for member in JSONWriter.sortedMembers(members) {
                 if !first { buffer.append(UInt8(ascii: ",")) }
                 first = false
-                JSONWriter.appendString(key, to: &buffer)
+                JSONWriter.appendString(member.key, to: &buffer)
                 buffer.append(UInt8(ascii: ":"))
-                value.write(into: &buffer)
+                member.value.write(into: &buffer)
             }
             buffer.append(UInt8(ascii: "}"))
         }
@@ -98,53 +98,122 @@ enum JSONWriter {
 
     static func appendString(_ value: String, to buffer: inout [UInt8]) {
         buffer.append(UInt8(ascii: "\""))
-        var value = value
-        value.withUTF8 { utf8 in
-            var runStart = 0
-            for position in 0..<utf8.count {
-                let byte = utf8[position]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                if position > runStart {
-                    buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<position]))
-                }
-                runStart = position + 1
-                buffer.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""): buffer.append(UInt8(ascii: "\""))
-                case UInt8(ascii: "\\"): buffer.append(UInt8(ascii: "\\"))
-                case 0x0A: buffer.append(UInt8(ascii: "n"))
-                case 0x0D: buffer.append(UInt8(ascii: "r"))
-                case 0x09: buffer.append(UInt8(ascii: "t"))
-                case 0x08: buffer.append(UInt8(ascii: "b"))
-                case 0x0C: buffer.append(UInt8(ascii: "f"))
-                default:
-                    let hexDigits: StaticString = "0123456789abcdef"
-                    appendStatic("u00", to: &buffer)
-                    hexDigits.withUTF8Buffer { hex in
-                        buffer.append(hex[Int(byte >> 4)])
-                        buffer.append(hex[Int(byte & 0x0F)])
-                    }
-                }
-            }
-            if utf8.count > runStart {
-                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
-            }
+        if value.utf8.withContiguousStorageIfAvailable({ appendEscaped($0, to: &buffer) }) == nil {
+            var copy = value
+            copy.withUTF8 { appendEscaped($0, to: &buffer) }
         }
         buffer.append(UInt8(ascii: "\""))
     }
 
-    /// Orders strings by their UTF-8 bytes (not Swift's Unicode-aware `<`).
+    /// Appends `utf8` with `"`, `\` and control characters escaped, copying unescaped runs in bulk.
+    static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, to buffer: inout [UInt8]) {
+        guard let base = utf8.baseAddress else { return }
+        let count = utf8.count
+        var runStart = 0
+        var position = 0
+        while true {
+            position = nextByteNeedingEscape(base, from: position, count: count)
+            guard position < count else { break }
+            let byte = base[position]
+            if position > runStart {
+                buffer.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: position - runStart))
+            }
+            position += 1
+            runStart = position
+            buffer.append(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""): buffer.append(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): buffer.append(UInt8(ascii: "\\"))
+            case 0x0A: buffer.append(UInt8(ascii: "n"))
+            case 0x0D: buffer.append(UInt8(ascii: "r"))
+            case 0x09: buffer.append(UInt8(ascii: "t"))
+            case 0x08: buffer.append(UInt8(ascii: "b"))
+            case 0x0C: buffer.append(UInt8(ascii: "f"))
+            default:
+                let hexDigits: StaticString = "0123456789abcdef"
+                appendStatic("u00", to: &buffer)
+                hexDigits.withUTF8Buffer { hex in
+                    buffer.append(hex[Int(byte >> 4)])
+                    buffer.append(hex[Int(byte & 0x0F)])
+                }
+            }
+        }
+        if count > runStart {
+            buffer.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: count - runStart))
+        }
+    }
+
+    /// The position of the first byte at or after `position` that must be escaped (`"`, `\`, < 0x20),
+    /// or `count`. Checks eight bytes at a time.
+    @inline(__always)
+    static func nextByteNeedingEscape(_ base: UnsafePointer<UInt8>, from position: Int, count: Int) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        var position = position
+        while position &+ 8 <= count {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
+            let quoteBytes = word ^ (ones &* 0x22)
+            let backslashBytes = word ^ (ones &* 0x5C)
+            // Bytes >= 0x80 (`word` high bit) are excluded: they never need escaping.
+            let special = ((quoteBytes &- ones) & ~quoteBytes
+                | (backslashBytes &- ones) & ~backslashBytes
+                | (word &- ones &* 0x20) & ~word) & ~word & highBits
+            if special != 0 {
+                return position &+ (special.trailingZeroBitCount >> 3)
+            }
+            position &+= 8
+        }
+        while position < count {
+            let byte = base[position]
+            if byte < 0x20 || byte == 0x22 || byte == 0x5C { return position }
+            position &+= 1
+        }
+        return count
+    }
+
+    struct Member {
+        let key: String
+        let value: JSONValue
+    }
+
+    /// The members of an object ordered by the UTF-8 bytes of their keys.
+    static func sortedMembers(_ members: [String: JSONValue]) -> [Member] {
+        var sorted: [Member] = []
+        sorted.reserveCapacity(members.count)
+        for (key, value) in members {
+            sorted.append(Member(key: key, value: value))
+        }
+        if sorted.count <= 16 {
+            // Insertion sort: fewest comparisons and no closure overhead for typical small objects.
+            sorted.withUnsafeMutableBufferPointer { elements in
+                for unsortedStart in elements.indices.dropFirst() {
+                    var position = unsortedStart
+                    while position > 0 && utf8Precedes(elements[position].key, elements[position - 1].key) {
+                        elements.swapAt(position, position - 1)
+                        position -= 1
+                    }
+                }
+            }
+        } else {
+            sorted.sort { utf8Precedes($0.key, $1.key) }
+        }
+        return sorted
+    }
+
+    /// Orders strings by their UTF-8 bytes (not Swift's Unicode-aware `<`, which normalizes).
     static func utf8Precedes(_ lhs: String, _ rhs: String) -> Bool {
-        var lhs = lhs
-        var rhs = rhs
-        return lhs.withUTF8 { left in
-            rhs.withUTF8 { right in
+        let fast = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in
                 let shared = min(left.count, right.count)
-                for position in 0..<shared where left[position] != right[position] {
-                    return left[position] < right[position]
+                var position = 0
+                while position < shared {
+                    if left[position] != right[position] { return left[position] < right[position] }
+                    position += 1
                 }
                 return left.count < right.count
             }
         }
+        if let fast, let result = fast { return result }
+        return lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
     }
 }

@@ -1,7 +1,7 @@
 /// A JSON value: the small, strict, allocation-light value type used for broker message bodies.
 ///
-/// Parse with ``JSONValue/parse(_:maxDepth:)-(UnsafeRawBufferPointer,_)`` (or the `[UInt8]` / `String`
-/// overloads) and serialize with ``serialized()``, ``serializedString()`` or ``write(into:)``.
+/// Parse with `parse(_:maxDepth:)` (from an `UnsafeRawBufferPointer`, `[UInt8]` or `String`)
+/// and serialize with ``serialized()``, ``serializedString()`` or ``write(into:)``.
 ///
 /// Semantics worth knowing:
 /// - Numbers written without a fraction or exponent that fit in `Int64` become ``int(_:)``; every other

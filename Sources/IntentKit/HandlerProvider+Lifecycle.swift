@@ -36,7 +36,9 @@ extension HandlerProvider {
     }
 
     /// Runs the whole lifecycle of `intent` (see ``runLifecycle(intentType:body:context:)``).
-    public func runLifecycle<I: Intent>(_ intent: I, context: HandlerContext = HandlerContext()) async -> LifecycleResult {
+    public func runLifecycle<I: Intent>(_ intent: I, context: HandlerContext = HandlerContext()) async
+        -> LifecycleResult
+    {
         let body = JSONValue.object(["intent": intent.jsonValue]).serialized()
         return await runLifecycle(intentType: I.intentType, body: body, context: context)
     }

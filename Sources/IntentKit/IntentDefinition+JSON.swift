@@ -72,7 +72,9 @@ extension IntentDefinition {
         var names: Set<String> = []
         var usedEnums: Set<String> = []
         for parameter in parameters {
-            guard names.insert(parameter.name).inserted else { throw fail("parameter \"\(parameter.name)\" appears twice") }
+            guard names.insert(parameter.name).inserted else {
+                throw fail("parameter \"\(parameter.name)\" appears twice")
+            }
             guard ParameterType.typeNames.contains(parameter.type) else {
                 throw fail("parameter \"\(parameter.name)\" has unknown type \"\(parameter.type)\"")
             }
@@ -105,7 +107,9 @@ extension IntentDefinition {
             if let minimum = parameter.minimum { object["minimum"] = ._number(minimum) }
             if let maximum = parameter.maximum { object["maximum"] = ._number(maximum) }
             if let enumName = parameter.enumName { object["enum"] = .string(enumName) }
-            if let reasons = parameter.unsupportedReasons { object["unsupportedReasons"] = .array(reasons.map { .string($0) }) }
+            if let reasons = parameter.unsupportedReasons {
+                object["unsupportedReasons"] = .array(reasons.map { .string($0) })
+            }
             return .object(object)
         }
         return .object([

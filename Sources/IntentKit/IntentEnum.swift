@@ -22,7 +22,9 @@ extension IntentEnum {
     }
 
     public init(intentJSON json: JSONValue) throws(IntentValueError) {
-        guard case .string(let name) = json else { throw .typeMismatch(expected: "\(Self.enumName) case name", got: json) }
+        guard case .string(let name) = json else {
+            throw .typeMismatch(expected: "\(Self.enumName) case name", got: json)
+        }
         guard let value = Self(rawValue: name) else {
             let cases = Self.allCases.map(\.rawValue).joined(separator: ", ")
             throw IntentValueError(

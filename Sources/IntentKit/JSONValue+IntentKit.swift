@@ -40,7 +40,9 @@ struct _ObjectReader {
 
     mutating func optionalString(_ key: String) throws(IntentValueError) -> String? {
         guard let value = optional(key) else { return nil }
-        guard case .string(let string) = value else { throw IntentValueError.typeMismatch(expected: "string", got: value).prefixed(with: key) }
+        guard case .string(let string) = value else {
+            throw IntentValueError.typeMismatch(expected: "string", got: value).prefixed(with: key)
+        }
         return string
     }
 

@@ -28,7 +28,9 @@ public struct Person: IntentScalarValue {
     public var customIdentifier: String?
 
     /// Creates a person.
-    public init(displayName: String, handle: String? = nil, handleType: HandleType? = nil, customIdentifier: String? = nil) {
+    public init(
+        displayName: String, handle: String? = nil, handleType: HandleType? = nil, customIdentifier: String? = nil
+    ) {
         self.displayName = displayName
         self.handle = handle
         self.handleType = handleType

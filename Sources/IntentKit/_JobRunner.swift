@@ -35,7 +35,8 @@ enum _JobRunner<H: IntentHandler> {
                 return JobOutput(
                     error: IntentError(
                         code: .handlerFailed,
-                        message: "resolve set a resolution for \(first), which is not a declared parameter of \(I.intentType)"
+                        message:
+                            "resolve set a resolution for \(first), which is not a declared parameter of \(I.intentType)"
                     )
                 )
             }
@@ -67,7 +68,8 @@ enum _JobRunner<H: IntentHandler> {
                 if !I.handleCodes.contains(response.code) {
                     response = HandleResponse(
                         code: .failure,
-                        message: "the handler answered handle code \"\(response.code)\", which \(I.intentType) does not declare"
+                        message:
+                            "the handler answered handle code \"\(response.code)\", which \(I.intentType) does not declare"
                     )
                 }
             } catch {

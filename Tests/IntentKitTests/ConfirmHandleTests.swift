@@ -40,7 +40,10 @@ struct ConfirmHandleTests {
     @Test func rideHandleBooksWithRideIdAndEta() async throws {
         let job = try await runJob(
             "RequestRide", .handle,
-            body("RequestRide", #"{"dropOffLocation":{"name":"SFO"},"pickupLocation":{"latitude":37.7749,"longitude":-122.4194},"partySize":2}"#)
+            body(
+                "RequestRide",
+                #"{"dropOffLocation":{"name":"SFO"},"pickupLocation":{"latitude":37.7749,"longitude":-122.4194},"partySize":2}"#
+            )
         )
         #expect(job.outcome == .stop)
         let handle = try #require(job.json["handle"])
@@ -59,14 +62,18 @@ struct ConfirmHandleTests {
     @Test func paymentAboveBalanceConfirmsInsufficientFunds() async throws {
         let job = try await runJob(
             "SendPayment", .confirm,
-            body("SendPayment", #"{"payee":{"displayName":"Anna"},"currencyAmount":{"amount":"3000","currencyCode":"USD"}}"#)
+            body(
+                "SendPayment",
+                #"{"payee":{"displayName":"Anna"},"currencyAmount":{"amount":"3000","currencyCode":"USD"}}"#)
         )
         #expect(job.outcome == .stop)
         #expect(job.json["confirm"]?["code"] == "failureInsufficientFunds")
     }
 
     @Test func paymentConfirmsReadyAndHandlesWithTransactionId() async throws {
-        let input = body("SendPayment", #"{"payee":{"displayName":"Anna"},"currencyAmount":{"amount":"12.50","currencyCode":"EUR"}}"#)
+        let input = body(
+            "SendPayment", #"{"payee":{"displayName":"Anna"},"currencyAmount":{"amount":"12.50","currencyCode":"EUR"}}"#
+        )
         let confirm = try await runJob("SendPayment", .confirm, input)
         #expect(confirm.outcome == .continue)
         #expect(confirm.json["confirm"]?["code"] == "ready")
@@ -88,7 +95,8 @@ struct ConfirmHandleTests {
     }
 
     @Test func outputKeepsOtherKeysOfTheInteraction() async throws {
-        let input = #"{"intent":{"type":"Echo","identifier":"req-7","parameters":{"text":"hi"}},"resolve":{"text":{"kind":"success","value":"hi"}},"extra":[1,2]}"#
+        let input =
+            #"{"intent":{"type":"Echo","identifier":"req-7","parameters":{"text":"hi"}},"resolve":{"text":{"kind":"success","value":"hi"}},"extra":[1,2]}"#
         let job = try await runJob("Echo", .handle, input)
         #expect(job.json["resolve"] == ["text": ["kind": "success", "value": "hi"]])
         #expect(job.json["extra"] == [1, 2])
@@ -114,7 +122,8 @@ struct ConfirmHandleTests {
     // MARK: Throwing handlers
 
     @Test func throwingResolveIsAHandlerFailedError() async throws {
-        let job = try await runJob("Echo", .resolve, body("Echo", #"{"failWith":"resolver exploded","delayPhase":"resolve"}"#))
+        let job = try await runJob(
+            "Echo", .resolve, body("Echo", #"{"failWith":"resolver exploded","delayPhase":"resolve"}"#))
         #expect(job.outcome == .error)
         #expect(job.json["code"] == "handler-failed")
         #expect(job.json["message"]?.stringValue?.contains("resolver exploded") == true)
@@ -122,7 +131,8 @@ struct ConfirmHandleTests {
     }
 
     @Test func throwingConfirmAnswersFailureWithMessage() async throws {
-        let job = try await runJob("Echo", .confirm, body("Echo", #"{"failWith":"no capacity","delayPhase":"confirm"}"#))
+        let job = try await runJob(
+            "Echo", .confirm, body("Echo", #"{"failWith":"no capacity","delayPhase":"confirm"}"#))
         #expect(job.outcome == .stop)
         #expect(job.json["confirm"] == ["code": "failure", "message": "no capacity"])
     }

@@ -72,17 +72,32 @@ struct IntentDefinitionTests {
             let described = try #require(probe.parameters.first { $0.name == parameter.name })
             #expect(probe.parameterType(of: described) == parameter.type, "\(parameter.name)")
         }
-        #expect(probe.parameters.first { $0.name == "levels" }.map { ($0.type, $0.list, $0.enumName) }! == ("enum", true, "ProbeLevel"))
+        #expect(
+            probe.parameters.first { $0.name == "levels" }.map { ($0.type, $0.list, $0.enumName) }! == (
+                "enum", true, "ProbeLevel"
+            ))
     }
 
     @Test(
         "loader rejects inconsistent or misshapen definitions",
         arguments: [
-            (#"{"intent":"X","parameters":[{"name":"a","type":"colour","list":false,"required":false}],"confirmCodes":[],"handleCodes":[]}"#, "inconsistent"),
-            (#"{"intent":"X","parameters":[{"name":"a","type":"enum","enum":"E","list":false,"required":false}],"confirmCodes":[],"handleCodes":[]}"#, "inconsistent"),
-            (#"{"intent":"X","parameters":[{"name":"a","type":"string","list":false,"required":false},{"name":"a","type":"string","list":false,"required":false}],"confirmCodes":[],"handleCodes":[]}"#, "inconsistent"),
+            (
+                #"{"intent":"X","parameters":[{"name":"a","type":"colour","list":false,"required":false}],"confirmCodes":[],"handleCodes":[]}"#,
+                "inconsistent"
+            ),
+            (
+                #"{"intent":"X","parameters":[{"name":"a","type":"enum","enum":"E","list":false,"required":false}],"confirmCodes":[],"handleCodes":[]}"#,
+                "inconsistent"
+            ),
+            (
+                #"{"intent":"X","parameters":[{"name":"a","type":"string","list":false,"required":false},{"name":"a","type":"string","list":false,"required":false}],"confirmCodes":[],"handleCodes":[]}"#,
+                "inconsistent"
+            ),
             (#"{"intent":"X","parameters":[],"enums":{"E":["a"]},"confirmCodes":[],"handleCodes":[]}"#, "inconsistent"),
-            (#"{"intent":"X","parameters":[{"name":"a","type":"string","list":"no","required":false}],"confirmCodes":[],"handleCodes":[]}"#, "invalid-shape"),
+            (
+                #"{"intent":"X","parameters":[{"name":"a","type":"string","list":"no","required":false}],"confirmCodes":[],"handleCodes":[]}"#,
+                "invalid-shape"
+            ),
             (#"{"intent":"X","parameters":[],"confirmCodes":[],"handleCodes":[],"colour":1}"#, "invalid-shape"),
             (#"{"intent":"X","parameters":[]}"#, "invalid-shape"),
             (#"{"intent":"X","#, "invalid-json"),

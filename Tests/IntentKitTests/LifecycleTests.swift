@@ -19,7 +19,8 @@ struct LifecycleTests {
     }
 
     @Test func ambiguousRecipientStopsAfterResolve() async throws {
-        let result = await Examples.provider.runLifecycle(SendMessageIntent(recipient: Person(displayName: "John"), content: "Hi"))
+        let result = await Examples.provider.runLifecycle(
+            SendMessageIntent(recipient: Person(displayName: "John"), content: "Hi"))
         #expect(result.phase == .resolve)
         #expect(result.output.outcome == .stop)
         #expect(result.json?["confirm"] == nil)

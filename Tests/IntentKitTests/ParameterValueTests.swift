@@ -14,7 +14,8 @@ struct ParameterValueTests {
         probe.ratio = 0.25
         probe.flag = false
         probe.when = Date(timeIntervalSince1970: 1_795_341_600)
-        probe.components = IntentDateComponents(year: 2026, month: 11, day: 22, hour: 10, minute: 0, timeZone: "Europe/Berlin")
+        probe.components = IntentDateComponents(
+            year: 2026, month: 11, day: 22, hour: 10, minute: 0, timeZone: "Europe/Berlin")
         probe.price = CurrencyAmount("12.5", currencyCode: "EUR")
         probe.who = Person(displayName: "Anna", handle: "+49", handleType: .phoneNumber, customIdentifier: "c1")
         probe.place = Placemark(name: "Ferry Building", latitude: 37.7955, longitude: -122.3937)
@@ -42,7 +43,8 @@ struct ParameterValueTests {
     @Test(
         "ISO 8601 dates decode with Z, offsets and fractions",
         arguments: [
-            ("1970-01-01T00:00:00Z", 0.0), ("2000-03-01T00:00:00Z", 951_868_800), ("2026-11-22T10:00:00Z", 1_795_341_600),
+            ("1970-01-01T00:00:00Z", 0.0), ("2000-03-01T00:00:00Z", 951_868_800),
+            ("2026-11-22T10:00:00Z", 1_795_341_600),
             ("2026-11-22T11:30:00+01:30", 1_795_341_600), ("1969-12-31T23:59:59.5Z", -0.5),
         ]
     )
@@ -110,9 +112,12 @@ struct ParameterValueTests {
         for result in results {
             #expect(try ResolutionResult<Person>(jsonValue: result.jsonValue) == result)
         }
-        #expect(ResolutionResult<Person>.unsupported(ContactUnsupportedReason.noContactFound) == .unsupported(reason: "noContactFound"))
+        #expect(
+            ResolutionResult<Person>.unsupported(ContactUnsupportedReason.noContactFound)
+                == .unsupported(reason: "noContactFound"))
         #expect(ResolutionResult<Int>.needsValue.jsonValue == ["kind": "needsValue"])
-        #expect(ResolutionResult<Int>.disambiguation([1, 2]).jsonValue == ["kind": "disambiguation", "options": [1, 2]])
+        #expect(
+            ResolutionResult<Int>.disambiguation([1, 2]).jsonValue == ["kind": "disambiguation", "options": [1, 2]])
     }
 
     @Test func resolutionsAreTypedByKeyPath() {

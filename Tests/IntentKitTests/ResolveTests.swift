@@ -43,7 +43,8 @@ struct ResolveTests {
     }
 
     @Test func unknownPlaceWithoutCoordinatesIsUnsupported() async throws {
-        let job = try await runJob("RequestRide", .resolve, body("RequestRide", #"{"dropOffLocation":{"name":"Atlantis"}}"#))
+        let job = try await runJob(
+            "RequestRide", .resolve, body("RequestRide", #"{"dropOffLocation":{"name":"Atlantis"}}"#))
         #expect(job.resolution("dropOffLocation")?["reason"] == "unknownLocation")
     }
 
@@ -94,7 +95,8 @@ struct ResolveTests {
 
     @Test func nonPositiveGoalIsUnsupported() async throws {
         let job = try await runJob(
-            "StartWorkout", .resolve, body("StartWorkout", #"{"workoutName":"run","goalValue":0,"workoutGoalUnitType":"mile"}"#)
+            "StartWorkout", .resolve,
+            body("StartWorkout", #"{"workoutName":"run","goalValue":0,"workoutGoalUnitType":"mile"}"#)
         )
         #expect(job.resolution("goalValue") == ["kind": "unsupported", "reason": "goalValueNotPositive"])
         #expect(job.resolution("workoutGoalUnitType") == ["kind": "success", "value": "mile"])
@@ -126,7 +128,10 @@ struct ResolveTests {
         #expect(job.outcome == .stop)
         #expect(job.kind("recipient") == "disambiguation")
         let options = try #require(job.resolution("recipient")?["options"]?.arrayValue)
-        #expect(options.compactMap { $0["customIdentifier"]?.stringValue } == ["contact-john-appleseed", "contact-john-doe"])
+        #expect(
+            options.compactMap { $0["customIdentifier"]?.stringValue } == [
+                "contact-john-appleseed", "contact-john-doe",
+            ])
         #expect(options.compactMap { $0["displayName"]?.stringValue } == ["John Appleseed", "John Doe"])
         #expect(job.parameter("recipient") == ["displayName": "John"])  // nothing chosen yet
     }
@@ -150,7 +155,9 @@ struct ResolveTests {
     @Test func knownCustomIdentifierSkipsNameMatching() async throws {
         let job = try await runJob(
             "SendMessage", .resolve,
-            body("SendMessage", #"{"recipient":{"displayName":"John","customIdentifier":"contact-john-doe"},"content":"Hi"}"#)
+            body(
+                "SendMessage",
+                #"{"recipient":{"displayName":"John","customIdentifier":"contact-john-doe"},"content":"Hi"}"#)
         )
         #expect(job.kind("recipient") == "success")
         #expect(job.parameter("recipient")?["displayName"] == "John Doe")
@@ -203,7 +210,8 @@ struct ResolveTests {
     )
     func unsupportedPayments(amount: String, reason: String) async throws {
         let job = try await runJob(
-            "SendPayment", .resolve, body("SendPayment", #"{"payee":{"displayName":"Anna"},"currencyAmount":\#(amount)}"#)
+            "SendPayment", .resolve,
+            body("SendPayment", #"{"payee":{"displayName":"Anna"},"currencyAmount":\#(amount)}"#)
         )
         #expect(job.resolution("currencyAmount") == ["kind": "unsupported", "reason": .string(reason)])
         #expect(job.outcome == .stop)
@@ -212,10 +220,16 @@ struct ResolveTests {
     @Test func supportedPaymentResolvesAndContinues() async throws {
         let job = try await runJob(
             "SendPayment", .resolve,
-            body("SendPayment", #"{"payee":{"displayName":"Anna Schmidt"},"currencyAmount":{"amount":"10000","currencyCode":"EUR"},"note":"rent"}"#)
+            body(
+                "SendPayment",
+                #"{"payee":{"displayName":"Anna Schmidt"},"currencyAmount":{"amount":"10000","currencyCode":"EUR"},"note":"rent"}"#
+            )
         )
         #expect(job.outcome == .continue)
-        #expect(job.resolution("currencyAmount") == ["kind": "success", "value": ["amount": "10000", "currencyCode": "EUR"]])
+        #expect(
+            job.resolution("currencyAmount") == [
+                "kind": "success", "value": ["amount": "10000", "currencyCode": "EUR"],
+            ])
         #expect(job.resolution("note") == ["kind": "success", "value": "rent"])
         #expect(job.parameter("payee")?["customIdentifier"] == "contact-anna")
     }
