@@ -127,7 +127,7 @@ struct SerializationTests {
             }
             #expect(parsed.bitPattern == number.bitPattern, "\(number)")
         }
-        for number in [0.1, 1.0 / 3, .pi, .leastNonzeroMagnitude, .leastNormalMagnitude, .greatestFiniteMagnitude, 5e-324, 1e23] {
+        for number in [0.1, 1.0 / 3, .pi, .leastNonzeroMagnitude, .leastNormalMagnitude, .greatestFiniteMagnitude, 1e23] {
             #expect(try reparsed(.double(number)) == .double(number))
         }
     }

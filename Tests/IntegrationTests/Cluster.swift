@@ -48,7 +48,7 @@ final class Cluster: @unchecked Sendable {
         for (key, value) in environment { env[key] = value }
         process.environment = env
         let log = directory.appendingPathComponent("\(name).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         process.standardError = handle
         process.standardOutput = handle
