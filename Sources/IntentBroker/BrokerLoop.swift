@@ -378,6 +378,9 @@ final class BrokerLoop: @unchecked Sendable {
             return
         } else if message.equals(2, CIP.Worker.drain) {
             worker.draining = true
+            // The acknowledgement follows every JOB sent before it on the same connection: once the worker
+            // has it, it knows no job is still on its way and may leave when the ones it has are answered.
+            sendToWorker(worker.routingID, [CIP.workerSignature, CIP.Worker.drain])
             logger.info("worker draining", metadata: ["worker": "\(worker.name)", "jobs": "\(worker.load)"])
         } else if message.equals(2, CIP.Worker.disconnect) {
             logger.info("worker left", metadata: ["worker": "\(worker.name)"])

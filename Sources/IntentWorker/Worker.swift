@@ -71,6 +71,8 @@ final class WorkerLoop: @unchecked Sendable {
     private var generation = 0
     private var running = 0
     private var draining = false
+    /// The broker acknowledged DRAIN: every JOB it sent us has arrived.
+    private var drainAcknowledged = false
     private var drainDeadline: UInt64 = 0
     private var brokerExpiry: UInt64 = 0
     private var nextHeartbeat: UInt64 = 0
@@ -157,8 +159,13 @@ final class WorkerLoop: @unchecked Sendable {
         var buffer = ZMQMultipart(capacity: 16)
         while true {
             if drainRequested.load(ordering: .acquiring) && !draining { beginDrain() }
-            if draining && (running == 0 || MonotonicTime.now() >= drainDeadline) { break }
+            if draining && ((running == 0 && (drainAcknowledged || socket == nil))
+                || MonotonicTime.now() >= drainDeadline)
+            {
+                break
+            }
             guard let socket else {
+                if draining { break }
                 reconnect(reason: "no connection")
                 if drainRequested.load(ordering: .acquiring) && socket == nil { break }
                 continue
@@ -186,6 +193,12 @@ final class WorkerLoop: @unchecked Sendable {
             guard self.socket === socket else { continue }  // reconnected while handling
             let later = MonotonicTime.now()
             if later >= brokerExpiry {
+                if draining {
+                    logger.warning("broker silent while draining; leaving")
+                    self.socket?.close()
+                    self.socket = nil
+                    break
+                }
                 reconnect(reason: "broker silent for \(configuration.heartbeatLiveness) heartbeats")
                 continue
             }
@@ -225,6 +238,8 @@ final class WorkerLoop: @unchecked Sendable {
             startJob(&message)
         } else if message.equals(1, CIP.Worker.heartbeat) {
             // liveness already refreshed
+        } else if message.equals(1, CIP.Worker.drain) {
+            drainAcknowledged = true
         } else if message.equals(1, CIP.Worker.disconnect) {
             if draining { return true }
             logger.info("broker asked to register again")

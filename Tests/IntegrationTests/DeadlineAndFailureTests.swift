@@ -131,6 +131,46 @@ import Testing
         #expect(cluster.log("broker").contains("worker left"))
     }
 
+    @Test func drainingUnderLoadLosesNoJob() async throws {
+        let cluster = try Cluster()
+        try cluster.startBroker()
+        try cluster.startWorker("leaving", capacity: 4)
+        try cluster.startWorker("staying", capacity: 4)
+        let client = try cluster.client()
+        try await cluster.waitUntilServing(client)
+        let statuses = try await withThrowingTaskGroup(of: String.self) { group in
+            // 40 callers each sending short jobs back to back, so jobs are always on their way to both workers.
+            for caller in 0..<40 {
+                group.addTask {
+                    var outcomes: [String] = []
+                    for index in 0..<100 {
+                        let reply = try await client.request(
+                            intent: echo(["text": .string("\(caller)-\(index)")]), phase: .handle
+                        )
+                        outcomes.append(
+                            reply.status == .final ? (reply.body_["handle"]?["code"]?.stringValue ?? "?")
+                                : (reply.errorCode ?? "?")
+                        )
+                    }
+                    return outcomes.joined(separator: ",")
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(150))
+                cluster.signal("leaving", SIGTERM)
+                return "signal"
+            }
+            var statuses: [String] = []
+            for try await status in group where status != "signal" {
+                statuses += status.split(separator: ",").map(String.init)
+            }
+            return statuses
+        }
+        #expect(statuses.count == 4000)
+        #expect(statuses.allSatisfy { $0 == "success" }, "\(statuses.filter { $0 != "success" })")
+        #expect(await cluster.waitForExit("leaving") == 0)
+    }
+
     @Test func poolRestartsAKilledWorkerAndCanBeResizedWhileRunning() async throws {
         let cluster = try Cluster()
         try cluster.startBroker()
