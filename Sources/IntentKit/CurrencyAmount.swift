@@ -42,6 +42,13 @@ public struct CurrencyAmount: IntentScalarValue {
                 message: "amount: expected a decimal string such as \"12.50\", got \"\(text)\""
             )
         }
+        let letters = Array(code.utf8)
+        guard letters.count == 3, letters.allSatisfy({ $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else {
+            throw IntentValueError(
+                code: .invalidValue,
+                message: "currencyCode: expected an ISO 4217 code of three capital letters, got \"\(code)\""
+            )
+        }
         self.init(amount: decimal, currencyCode: code)
     }
 

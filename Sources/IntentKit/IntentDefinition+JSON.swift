@@ -86,6 +86,15 @@ extension IntentDefinition {
             } else if parameter.enumName != nil {
                 throw fail("parameter \"\(parameter.name)\" has \"enum\" but its type is \"\(parameter.type)\"")
             }
+            if (parameter.minimum != nil || parameter.maximum != nil) && !["integer", "double"].contains(parameter.type) {
+                throw fail("parameter \"\(parameter.name)\" has bounds but its type is \"\(parameter.type)\"")
+            }
+        }
+        for code in ConfirmCode.standard where !confirmCodes.contains(code.rawValue) {
+            throw fail("confirmCodes lacks the standard code \"\(code.rawValue)\"")
+        }
+        for code in HandleCode.standard where !handleCodes.contains(code.rawValue) {
+            throw fail("handleCodes lacks the standard code \"\(code.rawValue)\"")
         }
         for name in enums.keys.sorted() where !usedEnums.contains(name) {
             throw fail("enumeration \"\(name)\" is not used by any parameter")

@@ -261,7 +261,20 @@ final class WorkerLoop: @unchecked Sendable {
 
     private func startJob(_ message: inout ZMQMultipart) {
         guard message.count == CIP.Frames.job else {
-            logger.warning("ignored a malformed JOB")
+            logger.warning("malformed JOB", metadata: ["frames": "\(message.count)"])
+            // With a job id we can answer, so the broker frees the slot and the caller hears why.
+            if message.count >= 3, message.size(2) == 8 {
+                post(
+                    Finished(
+                        generation: generation, jobID: message.bytes(2),
+                        output: JobOutput(
+                            outcome: .error,
+                            body: WireBody.error(.malformed, "JOB takes 7 frames, got \(message.count)")
+                        )
+                    )
+                )
+                running += 1  // balanced when the answer is sent
+            }
             return
         }
         let jobID = message.bytes(2)

@@ -100,6 +100,14 @@ struct IntentDefinitionTests {
             ),
             (#"{"intent":"X","parameters":[],"confirmCodes":[],"handleCodes":[],"colour":1}"#, "invalid-shape"),
             (#"{"intent":"X","parameters":[]}"#, "invalid-shape"),
+            (
+                #"{"intent":"X","parameters":[{"name":"a","type":"string","minimum":1,"list":false,"required":false}],"confirmCodes":["ready","failure","failureRequiringAppLaunch"],"handleCodes":["success","inProgress","continueInApp","failure","failureRequiringAppLaunch"]}"#,
+                "inconsistent"
+            ),
+            (
+                #"{"intent":"X","parameters":[],"confirmCodes":["ready","failure"],"handleCodes":["success","inProgress","continueInApp","failure","failureRequiringAppLaunch"]}"#,
+                "inconsistent"
+            ),
             (#"{"intent":"X","#, "invalid-json"),
         ]
     )

@@ -64,6 +64,8 @@ struct ParameterValueTests {
         (["amount": "1e3", "currencyCode": "EUR"], .currencyAmount, "invalid-value"),
         (["amount": "12.5x", "currencyCode": "EUR"], .currencyAmount, "invalid-value"),
         (["amount": "12.50"], .currencyAmount, "missing-key"),
+        (["amount": "12.50", "currencyCode": "eur"], .currencyAmount, "invalid-value"),
+        (["amount": "12.50", "currencyCode": "EURO"], .currencyAmount, "invalid-value"),
         (["handle": "x"], .person, "missing-key"),
         (["displayName": "A", "handleType": "fax"], .person, "invalid-value"),
         (["displayName": "A", "nickname": "B"], .person, "unknown-key"),
