@@ -258,7 +258,8 @@ struct JSONParser {
             guard index < count else { break }
             let byte = bytes[index]
             if byte == ASCII.quote {
-                let string = String(decoding: UnsafeBufferPointer(start: bytes + start, count: index - start), as: UTF8.self)
+                let string = String(
+                    decoding: UnsafeBufferPointer(start: bytes + start, count: index - start), as: UTF8.self)
                 index += 1
                 return string
             }

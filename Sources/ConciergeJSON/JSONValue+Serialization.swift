@@ -155,9 +155,10 @@ enum JSONWriter {
             let quoteBytes = word ^ (ones &* 0x22)
             let backslashBytes = word ^ (ones &* 0x5C)
             // Bytes >= 0x80 (`word` high bit) are excluded: they never need escaping.
-            let special = ((quoteBytes &- ones) & ~quoteBytes
-                | (backslashBytes &- ones) & ~backslashBytes
-                | (word &- ones &* 0x20) & ~word) & ~word & highBits
+            let special =
+                ((quoteBytes &- ones) & ~quoteBytes
+                    | (backslashBytes &- ones) & ~backslashBytes
+                    | (word &- ones &* 0x20) & ~word) & ~word & highBits
             if special != 0 {
                 return position &+ (special.trailingZeroBitCount >> 3)
             }

@@ -12,7 +12,8 @@ import ServiceLifecycle
 public final class Broker: Service, Sendable {
     private let loop: BrokerLoop
 
-    public init(configuration: BrokerConfiguration = .init(), logger: Logger = Logger(label: "concierge.broker")) throws {
+    public init(configuration: BrokerConfiguration = .init(), logger: Logger = Logger(label: "concierge.broker")) throws
+    {
         loop = try BrokerLoop(configuration: configuration, logger: logger)
     }
 

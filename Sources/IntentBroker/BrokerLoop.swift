@@ -463,7 +463,8 @@ final class BrokerLoop: @unchecked Sendable {
         let jobID = message.withBytes(3) { $0.loadUnaligned(as: UInt64.self) }
         guard let request = worker.jobs.removeValue(forKey: jobID) else {
             statistics.strayResults += 1
-            logger.warning("dropped a result for a job this worker was not given", metadata: ["worker": "\(worker.name)"])
+            logger.warning(
+                "dropped a result for a job this worker was not given", metadata: ["worker": "\(worker.name)"])
             return
         }
         defer { fill(worker) }
@@ -547,7 +548,9 @@ final class BrokerLoop: @unchecked Sendable {
         }
         // No worker has room: wait in the intent type's queue (oldest first).
         queuedCount += 1
-        if atFront { typeQueues[request.intentType].prepend(request) } else {
+        if atFront {
+            typeQueues[request.intentType].prepend(request)
+        } else {
             typeQueues[request.intentType].append(request)
         }
     }

@@ -29,7 +29,8 @@ public final class ConciergeClient: Sendable {
     private let core: ClientCore
     private let nextID = Atomic<UInt64>(1)
 
-    public init(configuration: ClientConfiguration = .init(), logger: Logger = Logger(label: "concierge.client")) throws {
+    public init(configuration: ClientConfiguration = .init(), logger: Logger = Logger(label: "concierge.client")) throws
+    {
         core = try ClientCore(configuration: configuration, logger: logger)
         let core = self.core
         let thread = Thread { core.run() }
@@ -283,7 +284,9 @@ final class ClientCore: @unchecked Sendable {
             return
         }
         guard let continuation = pending[id] else {
-            if id.isEmpty { logger.warning("broker error without request id", metadata: ["body": "\(reply.json ?? .null)"]) }
+            if id.isEmpty {
+                logger.warning("broker error without request id", metadata: ["body": "\(reply.json ?? .null)"])
+            }
             return
         }
         continuation.yield(reply)

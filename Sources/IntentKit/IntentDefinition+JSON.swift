@@ -86,7 +86,9 @@ extension IntentDefinition {
             } else if parameter.enumName != nil {
                 throw fail("parameter \"\(parameter.name)\" has \"enum\" but its type is \"\(parameter.type)\"")
             }
-            if (parameter.minimum != nil || parameter.maximum != nil) && !["integer", "double"].contains(parameter.type) {
+            if (parameter.minimum != nil || parameter.maximum != nil)
+                && !["integer", "double"].contains(parameter.type)
+            {
                 throw fail("parameter \"\(parameter.name)\" has bounds but its type is \"\(parameter.type)\"")
             }
         }

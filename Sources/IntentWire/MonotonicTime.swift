@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Nanoseconds on the monotonic clock: cheap to read, never goes back; used for deadlines and heartbeats.

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 import ServiceLifecycle
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A `Service` for workers started by a ``WorkerPool``: when the pool process is gone (the worker was re-parented),
 /// it returns, which makes the service group shut down gracefully — the worker drains and exits instead of

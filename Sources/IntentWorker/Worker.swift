@@ -159,8 +159,9 @@ final class WorkerLoop: @unchecked Sendable {
         var buffer = ZMQMultipart(capacity: 16)
         while true {
             if drainRequested.load(ordering: .acquiring) && !draining { beginDrain() }
-            if draining && ((running == 0 && (drainAcknowledged || socket == nil))
-                || MonotonicTime.now() >= drainDeadline)
+            if draining
+                && ((running == 0 && (drainAcknowledged || socket == nil))
+                    || MonotonicTime.now() >= drainDeadline)
             {
                 break
             }

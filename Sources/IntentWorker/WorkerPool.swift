@@ -7,7 +7,7 @@ import Synchronization
 import SystemPackage
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Supervises N worker processes as a ServiceLifecycle `Service`: starts them, restarts any that dies (with
@@ -152,7 +152,8 @@ public final class WorkerPool: Service, Sendable {
                 state.withLock { $0.slots[slot]?.pid = nil }
                 let wanted = state.withLock { $0.slots[slot]?.wanted == true }
                 if !wanted {
-                    logger.info("worker stopped", metadata: ["slot": "\(slot)", "status": "\(result.terminationStatus)"])
+                    logger.info(
+                        "worker stopped", metadata: ["slot": "\(slot)", "status": "\(result.terminationStatus)"])
                     break
                 }
                 logger.warning(

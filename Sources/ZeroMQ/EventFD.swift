@@ -1,6 +1,7 @@
 import CZeroMQ
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A Linux `eventfd` used to wake a socket loop from another thread: producers call ``signal()``, the loop

@@ -1,8 +1,9 @@
 import CZeroMQ
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A reusable receive buffer for multipart messages: a fixed number of `zmq_msg_t` slots allocated once,

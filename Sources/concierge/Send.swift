@@ -55,26 +55,27 @@ struct Send: AsyncParsableCommand {
         let exitCode: Int32
         do {
             exitCode = try await withThrowingTaskGroup(of: Int32.self) { group in
-            group.addTask {
-                var code: Int32 = 2
-                for try await reply in stream {
-                    let line: JSONValue = [
-                        "request_id": .string(reply.requestID), "status": .string(reply.status.rawValue),
-                        "phase": .string(reply.phase), "body": reply.json ?? .string(String(decoding: reply.body, as: UTF8.self)),
-                    ]
-                    FileHandle.standardOutput.write(Data((line.serializedString() + "\n").utf8))
-                    if reply.isFinal { code = reply.status == .final ? 0 : 1 }
+                group.addTask {
+                    var code: Int32 = 2
+                    for try await reply in stream {
+                        let line: JSONValue = [
+                            "request_id": .string(reply.requestID), "status": .string(reply.status.rawValue),
+                            "phase": .string(reply.phase),
+                            "body": reply.json ?? .string(String(decoding: reply.body, as: UTF8.self)),
+                        ]
+                        FileHandle.standardOutput.write(Data((line.serializedString() + "\n").utf8))
+                        if reply.isFinal { code = reply.status == .final ? 0 : 1 }
+                    }
+                    return code
                 }
-                return code
+                group.addTask {
+                    try await Task.sleep(for: .seconds(timeout))
+                    return 3
+                }
+                let first = try await group.next() ?? 2
+                group.cancelAll()
+                return first
             }
-            group.addTask {
-                try await Task.sleep(for: .seconds(timeout))
-                return 3
-            }
-            let first = try await group.next() ?? 2
-            group.cancelAll()
-            return first
-        }
         } catch let error as ClientError {
             FileHandle.standardError.write(Data("concierge send: \(error)\n".utf8))
             throw ExitCode(2)

@@ -3,7 +3,9 @@ import Testing
 
 @Suite("Accessors")
 struct AccessorTests {
-    static let samples: [JSONValue] = [.null, .bool(true), .int(7), .double(2.5), .string("s"), .array([1]), .object(["k": 1])]
+    static let samples: [JSONValue] = [
+        .null, .bool(true), .int(7), .double(2.5), .string("s"), .array([1]), .object(["k": 1]),
+    ]
 
     @Test func keySubscriptReturnsMemberOnlyForObjects() {
         let value: JSONValue = ["a": 1, "n": nil]

@@ -26,10 +26,12 @@ struct LiteralTests {
 
     @Test func collectionLiteralsNest() {
         let value: JSONValue = ["list": [1, "two", nil, [3.0]], "flag": false]
-        #expect(value == .object([
-            "list": .array([.int(1), .string("two"), .null, .array([.double(3)])]),
-            "flag": .bool(false),
-        ]))
+        #expect(
+            value
+                == .object([
+                    "list": .array([.int(1), .string("two"), .null, .array([.double(3)])]),
+                    "flag": .bool(false),
+                ]))
         let empty: JSONValue = [:]
         let emptyArray: JSONValue = []
         #expect(empty == .object([:]))

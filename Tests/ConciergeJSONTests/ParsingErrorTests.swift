@@ -141,7 +141,9 @@ struct ParsingErrorTests {
                     content[position] = bad
                     #expect(parseError(quoted(content)) == JSONError(code: .invalidString, offset: 1 + position))
                     // Same after an escape (slow path).
-                    #expect(parseError(quoted(Array("\\t".utf8) + content)) == JSONError(code: .invalidString, offset: 3 + position))
+                    #expect(
+                        parseError(quoted(Array("\\t".utf8) + content))
+                            == JSONError(code: .invalidString, offset: 3 + position))
                 }
             }
         }
@@ -198,12 +200,16 @@ struct ParsingErrorTests {
         #expect(parseError(quoted(sequence)) == JSONError(code: .invalidUTF8, offset: 1))
     }
 
-    @Test(arguments: [[0xF4, 0x90, 0x80, 0x80] as [UInt8], [0xF5, 0x80, 0x80, 0x80], [0xF7, 0xBF, 0xBF, 0xBF], [0xFF], [0xFE]])
+    @Test(arguments: [
+        [0xF4, 0x90, 0x80, 0x80] as [UInt8], [0xF5, 0x80, 0x80, 0x80], [0xF7, 0xBF, 0xBF, 0xBF], [0xFF], [0xFE],
+    ])
     func rejectsCodePointsAboveU10FFFF(sequence: [UInt8]) {
         #expect(parseError(quoted(sequence)) == JSONError(code: .invalidUTF8, offset: 1))
     }
 
-    @Test(arguments: [[0xC3] as [UInt8], [0xE2, 0x82], [0xF0, 0x9F, 0x98], [0xE2, 0x41, 0x41], [0xF0, 0x9F, 0x41, 0x41]])
+    @Test(arguments: [
+        [0xC3] as [UInt8], [0xE2, 0x82], [0xF0, 0x9F, 0x98], [0xE2, 0x41, 0x41], [0xF0, 0x9F, 0x41, 0x41],
+    ])
     func rejectsTruncatedUTF8Sequences(sequence: [UInt8]) {
         #expect(parseError(quoted(sequence)) == JSONError(code: .invalidUTF8, offset: 1))
         // Truncated by the end of the input as well.
@@ -212,7 +218,9 @@ struct ParsingErrorTests {
 
     @Test func rejectsStrayContinuationBytes() {
         #expect(parseError(quoted([0x80])) == JSONError(code: .invalidUTF8, offset: 1))
-        #expect(parseError(quoted([0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0xBF])) == JSONError(code: .invalidUTF8, offset: 9))
+        #expect(
+            parseError(quoted([0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0xBF]))
+                == JSONError(code: .invalidUTF8, offset: 9))
     }
 
     @Test func rejectsInvalidUTF8AtAnyPositionInLongStrings() {
@@ -235,7 +243,9 @@ struct ParsingErrorTests {
             [0xC2, 0x80], [0xDF, 0xBF], [0xE0, 0xA0, 0x80], [0xED, 0x9F, 0xBF],
             [0xEE, 0x80, 0x80], [0xEF, 0xBF, 0xBF], [0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF],
         ]
-        let expected: [Unicode.Scalar] = ["\u{80}", "\u{7FF}", "\u{800}", "\u{D7FF}", "\u{E000}", "\u{FFFF}", "\u{10000}", "\u{10FFFF}"]
+        let expected: [Unicode.Scalar] = [
+            "\u{80}", "\u{7FF}", "\u{800}", "\u{D7FF}", "\u{E000}", "\u{FFFF}", "\u{10000}", "\u{10FFFF}",
+        ]
         for (sequence, scalar) in zip(sequences, expected) {
             #expect(try JSONValue.parse(quoted(sequence)) == .string(String(scalar)))
         }

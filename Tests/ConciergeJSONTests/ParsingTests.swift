@@ -100,18 +100,21 @@ struct ParsingTests {
 
     @Test func parsesArrays() throws {
         #expect(try JSONValue.parse("[]") == .array([]))
-        #expect(try JSONValue.parse("[1, \"two\", [3.5, null], {}]")
-            == .array([.int(1), .string("two"), .array([.double(3.5), .null]), .object([:])]))
+        #expect(
+            try JSONValue.parse("[1, \"two\", [3.5, null], {}]")
+                == .array([.int(1), .string("two"), .array([.double(3.5), .null]), .object([:])]))
     }
 
     @Test func parsesObjects() throws {
         #expect(try JSONValue.parse("{}") == .object([:]))
         let value = try JSONValue.parse(#"{"a": 1, "b": {"c": [true, false]}, "": "empty key"}"#)
-        #expect(value == .object([
-            "a": .int(1),
-            "b": .object(["c": .array([.bool(true), .bool(false)])]),
-            "": .string("empty key"),
-        ]))
+        #expect(
+            value
+                == .object([
+                    "a": .int(1),
+                    "b": .object(["c": .array([.bool(true), .bool(false)])]),
+                    "": .string("empty key"),
+                ]))
     }
 
     @Test func duplicateObjectKeysKeepTheLastValue() throws {
@@ -132,8 +135,9 @@ struct ParsingTests {
     }
 
     @Test func acceptsTheFourJSONWhitespaceCharacters() throws {
-        #expect(try JSONValue.parse(" \t\r\n[ \t\r\n1 \t\r\n, \t\r\n{ \"a\" \n: \r2 } ] \t\r\n")
-            == .array([.int(1), .object(["a": .int(2)])]))
+        #expect(
+            try JSONValue.parse(" \t\r\n[ \t\r\n1 \t\r\n, \t\r\n{ \"a\" \n: \r2 } ] \t\r\n")
+                == .array([.int(1), .object(["a": .int(2)])]))
     }
 
     @Test func parsesTheSameFromRawBufferByteArrayAndString() throws {
@@ -157,10 +161,10 @@ struct ParsingTests {
 
     @Test func parsesARealisticBrokerBody() throws {
         let body = #"""
-        {"intent":{"type":"SendMessage","identifier":"7F3A9C2E","parameters":{"content":"Running late, be there in 10 minutes",
-        "recipients":[{"displayName":"Alice Smith","handle":"+15551234567","handleType":"phoneNumber"}],"count":3,"ratio":0.75,
-        "urgent":true,"note":null}},"confirm":{"code":"ready"}}
-        """#
+            {"intent":{"type":"SendMessage","identifier":"7F3A9C2E","parameters":{"content":"Running late, be there in 10 minutes",
+            "recipients":[{"displayName":"Alice Smith","handle":"+15551234567","handleType":"phoneNumber"}],"count":3,"ratio":0.75,
+            "urgent":true,"note":null}},"confirm":{"code":"ready"}}
+            """#
         let value = try JSONValue.parse(body)
         #expect(value["intent"]?["type"]?.stringValue == "SendMessage")
         #expect(value["intent"]?["parameters"]?["recipients"]?[0]?["handle"]?.stringValue == "+15551234567")

@@ -81,8 +81,11 @@ struct SerializationTests {
         for length in 0..<20 {
             for position in 0...length {
                 for special in ["\"", "\\", "\n", "\u{1}"] {
-                    var content = String(repeating: "é", count: length / 3) + String(repeating: "x", count: length - length / 3)
-                    content.insert(contentsOf: special, at: content.index(content.startIndex, offsetBy: min(position, content.count)))
+                    var content =
+                        String(repeating: "é", count: length / 3) + String(repeating: "x", count: length - length / 3)
+                    content.insert(
+                        contentsOf: special,
+                        at: content.index(content.startIndex, offsetBy: min(position, content.count)))
                     let value = JSONValue.string(content)
                     #expect(try reparsed(value) == value)
                 }
@@ -127,7 +130,9 @@ struct SerializationTests {
             }
             #expect(parsed.bitPattern == number.bitPattern, "\(number)")
         }
-        for number in [0.1, 1.0 / 3, .pi, .leastNonzeroMagnitude, .leastNormalMagnitude, .greatestFiniteMagnitude, 1e23] {
+        for number in [
+            0.1, 1.0 / 3, .pi, .leastNonzeroMagnitude, .leastNormalMagnitude, .greatestFiniteMagnitude, 1e23,
+        ] {
             #expect(try reparsed(.double(number)) == .double(number))
         }
     }

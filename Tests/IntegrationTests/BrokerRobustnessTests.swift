@@ -52,7 +52,12 @@ import ZeroMQ
             (["CIPC01", "REQUEST", "r8", "NoSuchIntent", "handle", "", body], "unknown-intent"),
             (["CIPC01", "STATUS", "never-sent"], "unknown-request"),
             (["CIPC01", "REQUEST", "r9", "Echo", "handle", "", "{not json"], "bad-body"),
-            (["CIPC01", "REQUEST", "r10", "Echo", "handle", "", #"{"intent":{"type":"Echo","parameters":{"text":5}}}"#], "bad-body"),
+            (
+                [
+                    "CIPC01", "REQUEST", "r10", "Echo", "handle", "",
+                    #"{"intent":{"type":"Echo","parameters":{"text":5}}}"#,
+                ], "bad-body"
+            ),
         ]
         for (frames, expected) in cases {
             let reply = try raw.exchange(frames)

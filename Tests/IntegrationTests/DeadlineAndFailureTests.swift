@@ -148,7 +148,8 @@ import Testing
                             intent: echo(["text": .string("\(caller)-\(index)")]), phase: .handle
                         )
                         outcomes.append(
-                            reply.status == .final ? (reply.body_["handle"]?["code"]?.stringValue ?? "?")
+                            reply.status == .final
+                                ? (reply.body_["handle"]?["code"]?.stringValue ?? "?")
                                 : (reply.errorCode ?? "?")
                         )
                     }

@@ -25,7 +25,9 @@ import Testing
         let (cluster, client) = try await start()
         defer { cluster.stopAll() }
         let inside = try await client.request(
-            intent: intent("RequestRide", ["dropOffLocation": ["name": "Ferry Building", "latitude": 37.7955, "longitude": -122.3937]]),
+            intent: intent(
+                "RequestRide",
+                ["dropOffLocation": ["name": "Ferry Building", "latitude": 37.7955, "longitude": -122.3937]]),
             phase: .resolve
         )
         #expect(inside.status == .final)
@@ -33,7 +35,8 @@ import Testing
         #expect(inside.body_["resolve"]?["pickupLocation"]?["kind"] == "notRequired")
 
         let outside = try await client.request(
-            intent: intent("RequestRide", ["dropOffLocation": ["name": "San Jose", "latitude": 37.3382, "longitude": -121.8863]]),
+            intent: intent(
+                "RequestRide", ["dropOffLocation": ["name": "San Jose", "latitude": 37.3382, "longitude": -121.8863]]),
             phase: .resolve
         )
         #expect(outside.body_["resolve"]?["dropOffLocation"]?["kind"] == "unsupported")
@@ -69,8 +72,9 @@ import Testing
         let john = try await resolve("John")
         #expect(john["resolve"]?["recipient"]?["kind"] == "disambiguation")
         let options = john["resolve"]?["recipient"]?["options"]?.arrayValue ?? []
-        #expect(Set(options.compactMap { $0["customIdentifier"]?.stringValue })
-            == ["contact-john-appleseed", "contact-john-doe"])
+        #expect(
+            Set(options.compactMap { $0["customIdentifier"]?.stringValue })
+                == ["contact-john-appleseed", "contact-john-doe"])
 
         let kate = try await resolve("Kate")
         #expect(kate["resolve"]?["recipient"]?["kind"] == "confirmationRequired")

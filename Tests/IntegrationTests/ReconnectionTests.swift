@@ -14,7 +14,8 @@ import Testing
         let cluster = try Cluster()
         // Heartbeats so slow that expiry (3 x 5 s) cannot be what recovers the job within this test.
         try cluster.start(
-            "broker", ["broker", "--frontend", cluster.frontend, "--backend", cluster.backend, "--heartbeat-ms", "5000"]
+            "broker",
+            ["broker", "--frontend", cluster.frontend, "--backend", cluster.backend, "--heartbeat-ms", "5000"]
         )
         try cluster.start(
             "old", ["worker", "--broker", cluster.backend, "--name", "same-name", "--heartbeat-ms", "5000"]
