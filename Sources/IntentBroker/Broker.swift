@@ -1,6 +1,6 @@
-import Foundation
 import Logging
 import ServiceLifecycle
+import ZeroMQ
 
 /// The Concierge broker as a ServiceLifecycle `Service`: receives intents from clients on the frontend,
 /// distributes resolve/confirm/handle jobs to workers on the backend, and answers every request by its deadline.
@@ -27,14 +27,7 @@ public final class Broker: Service, Sendable {
     public func run() async throws {
         let loop = self.loop
         await withTaskCancellationOrGracefulShutdownHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let thread = Thread {
-                    loop.run()
-                    continuation.resume()
-                }
-                thread.name = "concierge-broker"
-                thread.start()
-            }
+            await SocketThread.run(name: "concierge-broker") { loop.run() }
         } onCancelOrGracefulShutdown: {
             loop.requestStop()
         }

@@ -33,9 +33,7 @@ public final class ConciergeClient: Sendable {
     {
         core = try ClientCore(configuration: configuration, logger: logger)
         let core = self.core
-        let thread = Thread { core.run() }
-        thread.name = "concierge-client"
-        thread.start()
+        SocketThread.start(name: "concierge-client") { core.run() }
     }
 
     deinit { core.close() }

@@ -20,12 +20,7 @@ final class PoolControl: @unchecked Sendable {
 
     func run() async {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                Thread.detachNewThread { [self] in
-                    loop()
-                    continuation.resume()
-                }
-            }
+            await SocketThread.run(name: "concierge-pool-control") { self.loop() }
         } onCancel: {
             context.shutdown()
         }

@@ -32,14 +32,7 @@ public final class Worker: Service, Sendable {
     public func run() async throws {
         let loop = self.loop
         await withTaskCancellationOrGracefulShutdownHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let thread = Thread {
-                    loop.run()
-                    continuation.resume()
-                }
-                thread.name = "concierge-worker"
-                thread.start()
-            }
+            await SocketThread.run(name: "concierge-worker") { loop.run() }
         } onCancelOrGracefulShutdown: {
             loop.requestDrain()
         }
