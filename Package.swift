@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "IntentClient", targets: ["IntentClient"]),
         .library(name: "IntentBroker", targets: ["IntentBroker"]),
         .library(name: "ConciergeExamples", targets: ["ConciergeExamples"]),
+        .library(name: "IntentLoad", targets: ["IntentLoad"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -24,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // MARK: C binding
@@ -68,12 +70,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "ConciergeExamples", dependencies: ["IntentKit"], swiftSettings: swiftSettings),
+        .target(
+            name: "IntentLoad",
+            dependencies: [
+                "ZeroMQ", "IntentWire", "ConciergeJSON",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Executables
         .executableTarget(
             name: "concierge",
             dependencies: [
-                "IntentBroker", "IntentWorker", "IntentClient", "ConciergeExamples", "ConciergeJSON",
+                "IntentBroker", "IntentWorker", "IntentClient", "IntentLoad", "ConciergeExamples", "ConciergeJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -90,6 +100,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "IntentWireTests", dependencies: ["IntentWire"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "IntentLoadTests",
+            dependencies: ["IntentLoad", "concierge", "ConciergeJSON", "ZeroMQ"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["concierge", "IntentClient", "ZeroMQ", "IntentWire", "ConciergeJSON"],

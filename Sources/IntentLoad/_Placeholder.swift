@@ -1,0 +1,1 @@
+// Placeholder so the package loads while the module is written; removed once real sources exist.

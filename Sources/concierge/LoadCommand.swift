@@ -1,0 +1,1 @@
+// Placeholder: `concierge load` is being written (IntentLoad).
