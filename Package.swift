@@ -71,6 +71,11 @@ let package = Package(
         ),
         .target(name: "ConciergeExamples", dependencies: ["IntentKit"], swiftSettings: swiftSettings),
         .target(
+            name: "ConciergeTestKit",
+            dependencies: ["IntentClient", "ConciergeJSON"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "IntentLoad",
             dependencies: [
                 "ZeroMQ", "IntentWire", "ConciergeJSON",
@@ -102,12 +107,12 @@ let package = Package(
         .testTarget(name: "IntentWireTests", dependencies: ["IntentWire"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntentLoadTests",
-            dependencies: ["IntentLoad", "concierge", "ConciergeJSON", "ZeroMQ"],
+            dependencies: ["IntentLoad", "concierge", "ConciergeTestKit", "ConciergeJSON", "ZeroMQ"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["concierge", "IntentClient", "ZeroMQ", "IntentWire", "ConciergeJSON"],
+            dependencies: ["concierge", "ConciergeTestKit", "IntentClient", "ZeroMQ", "IntentWire", "ConciergeJSON"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,4 +1,5 @@
 import ConciergeJSON
+import ConciergeTestKit
 import Foundation
 import IntentClient
 import Testing

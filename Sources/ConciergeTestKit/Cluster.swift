@@ -1,20 +1,25 @@
 import ConciergeJSON
 import Foundation
 import IntentClient
-import Testing
 
-/// Starts real `concierge` processes (broker, workers, pools) on private `ipc://` endpoints and stops every one
-/// of them by pid when the test is done.
-final class Cluster: @unchecked Sendable {
-    let directory: URL
-    let frontend: String
-    let backend: String
-    let control: String
-    private(set) var processes: [String: Process] = [:]
+/// Starts real `concierge` processes (broker, workers, pools) on private `ipc://` endpoints for tests and
+/// benchmarks, and stops every one of them by pid when it goes away (or on ``stopAll()``).
+///
+/// The `concierge` executable is found next to the running test bundle (`.build/<triple>/debug`), or at
+/// `$CONCIERGE_EXECUTABLE`.
+public final class Cluster: @unchecked Sendable {
+    public let directory: URL
+    public let frontend: String
+    public let backend: String
+    public let control: String
+    public private(set) var processes: [String: Process] = [:]
     private let lock = NSLock()
 
     /// The built `concierge` executable, next to the test bundle.
-    static var executable: URL {
+    public static var executable: URL {
+        if let path = ProcessInfo.processInfo.environment["CONCIERGE_EXECUTABLE"] {
+            return URL(fileURLWithPath: path)
+        }
         var url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         while !FileManager.default.fileExists(atPath: url.appendingPathComponent("concierge").path),
             url.path != "/"
@@ -24,7 +29,7 @@ final class Cluster: @unchecked Sendable {
         return url.appendingPathComponent("concierge")
     }
 
-    init() throws {
+    public init() throws {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("concierge-test-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -40,7 +45,7 @@ final class Cluster: @unchecked Sendable {
 
     /// Starts `concierge <arguments>` and remembers it under `name`; its stderr goes to `<dir>/<name>.log`.
     @discardableResult
-    func start(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Process {
+    public func start(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = Self.executable
         process.arguments = arguments
@@ -57,11 +62,11 @@ final class Cluster: @unchecked Sendable {
         return process
     }
 
-    func startBroker(_ extra: [String] = []) throws {
+    public func startBroker(_ extra: [String] = []) throws {
         try start("broker", ["broker", "--frontend", frontend, "--backend", backend, "--heartbeat-ms", "250"] + extra)
     }
 
-    func startWorker(_ name: String, capacity: Int = 4, _ extra: [String] = []) throws {
+    public func startWorker(_ name: String, capacity: Int = 4, _ extra: [String] = []) throws {
         try start(
             name,
             ["worker", "--broker", backend, "--name", name, "--capacity", String(capacity), "--heartbeat-ms", "250"]
@@ -69,7 +74,7 @@ final class Cluster: @unchecked Sendable {
         )
     }
 
-    func startPool(workers: Int) throws {
+    public func startPool(workers: Int) throws {
         try start(
             "pool",
             [
@@ -79,26 +84,26 @@ final class Cluster: @unchecked Sendable {
         )
     }
 
-    func pid(_ name: String) -> Int32 { lock.withLock { processes[name]?.processIdentifier ?? 0 } }
+    public func pid(_ name: String) -> Int32 { lock.withLock { processes[name]?.processIdentifier ?? 0 } }
 
-    func signal(_ name: String, _ signal: Int32) {
+    public func signal(_ name: String, _ signal: Int32) {
         let pid = pid(name)
         if pid > 0 { kill(pid, signal) }
     }
 
     /// Waits for a process to exit; returns its status, or nil if it is still running after `seconds`.
-    func waitForExit(_ name: String, seconds: Double = 20) async -> Int32? {
+    public func waitForExit(_ name: String, seconds: Double = 20) async -> Int32? {
         guard let process = lock.withLock({ processes[name] }) else { return nil }
         let end = Date().addingTimeInterval(seconds)
         while process.isRunning && Date() < end { try? await Task.sleep(for: .milliseconds(50)) }
         return process.isRunning ? nil : process.terminationStatus
     }
 
-    func log(_ name: String) -> String {
+    public func log(_ name: String) -> String {
         (try? String(contentsOf: directory.appendingPathComponent("\(name).log"), encoding: .utf8)) ?? ""
     }
 
-    func stopAll() {
+    public func stopAll() {
         let all = lock.withLock { processes }
         // Pools first and gently, so that they stop their workers; then everything that is left, by pid.
         if let pool = all["pool"], pool.isRunning {
@@ -110,12 +115,13 @@ final class Cluster: @unchecked Sendable {
         for process in all.values { process.waitUntilExit() }
     }
 
-    func client() throws -> ConciergeClient {
+    public func client() throws -> ConciergeClient {
         try ConciergeClient(configuration: .init(brokerEndpoint: frontend, heartbeatInterval: .milliseconds(250)))
     }
 
     /// Sends Echo requests until one succeeds (the broker is up and a worker has registered), up to `seconds`.
-    func waitUntilServing(_ client: ConciergeClient, intent: String = "Echo", seconds: Double = 30) async throws {
+    public func waitUntilServing(_ client: ConciergeClient, intent: String = "Echo", seconds: Double = 30) async throws
+    {
         let end = Date().addingTimeInterval(seconds)
         while Date() < end {
             let probe: JSONValue = ["type": .string(intent), "parameters": [:]]
@@ -126,19 +132,24 @@ final class Cluster: @unchecked Sendable {
             }
             try await Task.sleep(for: .milliseconds(100))
         }
-        Issue.record("nothing served \(intent) within \(seconds) s\nbroker log:\n\(log("broker"))")
-        throw CancellationError()
+        throw ClusterError(message: "nothing served \(intent) within \(seconds) s\nbroker log:\n\(log("broker"))")
     }
 
     /// Collects all replies of one request.
-    static func replies(_ stream: ConciergeClient.ReplyStream) async throws -> [Reply] {
+    public static func replies(_ stream: ConciergeClient.ReplyStream) async throws -> [Reply] {
         var replies: [Reply] = []
         for try await reply in stream { replies.append(reply) }
         return replies
     }
 }
 
+/// A cluster did not come up in time.
+public struct ClusterError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
+
 extension Reply {
     /// The body as JSON, or `.null`.
-    var body_: JSONValue { json ?? .null }
+    public var body_: JSONValue { json ?? .null }
 }
