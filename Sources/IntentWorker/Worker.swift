@@ -58,6 +58,7 @@ final class WorkerLoop: @unchecked Sendable {
     private let wake = EventFD()
     private let drainRequested = Atomic<Bool>(false)
     private let finished = Mutex<[Finished]>([])
+    private let executor: WorkerThreadExecutor?
 
     // Loop-thread state
     private var socket: ZMQSocket?
@@ -78,6 +79,7 @@ final class WorkerLoop: @unchecked Sendable {
         logger[metadataKey: "worker"] = "\(configuration.name)"
         self.logger = logger
         reconnectDelay = configuration.reconnectInitialDelay
+        executor = configuration.jobExecution == .workerThread ? WorkerThreadExecutor(wake: wake) : nil
     }
 
     func requestDrain() {
@@ -148,6 +150,7 @@ final class WorkerLoop: @unchecked Sendable {
     // MARK: Loop
 
     func run() {
+        executor?.adoptCurrentThread()
         connect()
         var buffer = ZMQMultipart(capacity: 16)
         while true {
@@ -170,7 +173,8 @@ final class WorkerLoop: @unchecked Sendable {
             let now = MonotonicTime.now()
             var wakeAt = min(nextHeartbeat, brokerExpiry)
             if draining { wakeAt = min(wakeAt, drainDeadline) }
-            let timeout = wakeAt > now ? Int((wakeAt - now + 999_999) / 1_000_000) : 0
+            var timeout = wakeAt > now ? Int((wakeAt - now + 999_999) / 1_000_000) : 0
+            if executor?.hasPendingJobs == true || hasFinished { timeout = 0 }
             do {
                 try poller.poll(timeoutMilliseconds: timeout)
             } catch {
@@ -178,12 +182,14 @@ final class WorkerLoop: @unchecked Sendable {
                 break
             }
             if poller.isReadable(wakeIndex) { wake.drain() }
-            sendFinished(socket)
             var budget = 10_000
             while budget > 0, (try? socket.receive(into: &buffer)) == true {
                 if !handle(&buffer) { break }
                 budget -= 1
             }
+            // Run the handlers of what just arrived (and of resumed jobs), then answer them in one go.
+            executor?.runPendingJobs()
+            if let current = self.socket { sendFinished(current) }
             guard self.socket === socket else { continue }  // reconnected while handling
             let later = MonotonicTime.now()
             if later >= brokerExpiry {
@@ -294,16 +300,24 @@ final class WorkerLoop: @unchecked Sendable {
             deadline: .now + .milliseconds(left)
         )
         let provider = self.provider
-        Task.detached {
+        let job: @Sendable () async -> Void = {
             let output = await provider.run(intentType: intentType, phase: phase, body: body, context: context)
             self.post(Finished(generation: generation, jobID: jobID, output: output))
+        }
+        if let executor {
+            Task(executorPreference: executor, operation: job)
+        } else {
+            Task.detached(operation: job)
         }
     }
 
     private func post(_ result: Finished) {
         finished.withLock { $0.append(result) }
-        wake.signal()
+        // On the loop's own thread the loop sends it before it polls again; elsewhere, wake the loop.
+        if executor == nil || executor?.isOwnerThread == false { wake.signal() }
     }
+
+    private var hasFinished: Bool { finished.withLock { !$0.isEmpty } }
 
     private func sendFinished(_ socket: ZMQSocket) {
         let batch = finished.withLock { pending -> [Finished] in

@@ -4,6 +4,16 @@
 
 /// Everything a ``Worker`` can be told.
 public struct WorkerConfiguration: Sendable {
+    /// Where a worker runs its handlers.
+    public enum JobExecution: String, Sendable, CaseIterable {
+        /// On the worker's socket thread, between polls: no thread hop per job (the fastest). A handler that
+        /// computes without suspending for longer than the heartbeat liveness (3 s by default) delays
+        /// heartbeats and gets the worker removed: use ``sharedPool`` for such handlers.
+        case workerThread = "thread"
+        /// On Swift's shared cooperative pool, in parallel on every core; each job costs two thread hops.
+        case sharedPool = "pool"
+    }
+
     /// The broker's backend endpoint.
     public var brokerEndpoint: String
     /// The worker's name: its ZeroMQ routing id (so a restarted worker with the same name takes over its slot)
@@ -20,6 +30,8 @@ public struct WorkerConfiguration: Sendable {
     public var reconnectMaxDelay: Duration
     /// On graceful shutdown, how long running jobs get to finish before the worker leaves anyway.
     public var drainTimeout: Duration
+    /// Where handlers run.
+    public var jobExecution: JobExecution
 
     public init(
         brokerEndpoint: String = "tcp://127.0.0.1:5556",
@@ -29,7 +41,8 @@ public struct WorkerConfiguration: Sendable {
         heartbeatLiveness: Int = 3,
         reconnectInitialDelay: Duration = .milliseconds(250),
         reconnectMaxDelay: Duration = .seconds(8),
-        drainTimeout: Duration = .seconds(30)
+        drainTimeout: Duration = .seconds(30),
+        jobExecution: JobExecution = .workerThread
     ) {
         self.brokerEndpoint = brokerEndpoint
         self.name = name ?? "worker-\(getpid())"
@@ -39,5 +52,6 @@ public struct WorkerConfiguration: Sendable {
         self.reconnectInitialDelay = reconnectInitialDelay
         self.reconnectMaxDelay = reconnectMaxDelay
         self.drainTimeout = drainTimeout
+        self.jobExecution = jobExecution
     }
 }

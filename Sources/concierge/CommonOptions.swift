@@ -34,6 +34,17 @@ var currentExecutablePath: String {
 struct WorkerOptions: ParsableArguments {
     @Option(help: "Jobs each worker runs at once.")
     var capacity: Int = 16
+
+    @Option(
+        help: """
+            Where handlers run: `thread` (the worker's socket thread: fastest) or `pool` (Swift's shared pool: for \
+            handlers that compute for seconds without suspending).
+            """
+    )
+    var jobsOn: String = "thread"
+
+    /// Arguments that pass these options on to `concierge worker` (pools).
+    var workerArguments: [String] { ["--capacity", String(capacity), "--jobs-on", jobsOn] }
 }
 
 struct HeartbeatOption: ParsableArguments {

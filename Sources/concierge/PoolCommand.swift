@@ -48,9 +48,9 @@ struct PoolCommand: AsyncParsableCommand {
             configuration = PoolConfiguration(
                 executable: currentExecutablePath,
                 arguments: [
-                    "worker", "--broker", broker, "--capacity", String(worker.capacity), "--heartbeat-ms",
+                    "worker", "--broker", broker, "--heartbeat-ms",
                     String(heartbeat.heartbeatMs), "--log-level", level.rawValue,
-                ],
+                ] + worker.workerArguments,
                 size: pool.size,
                 controlEndpoint: pool.control
             )

@@ -24,9 +24,9 @@ struct Up: AsyncParsableCommand {
             configuration: PoolConfiguration(
                 executable: currentExecutablePath,
                 arguments: [
-                    "worker", "--broker", brokerService.backendEndpoint, "--capacity", String(worker.capacity),
+                    "worker", "--broker", brokerService.backendEndpoint,
                     "--heartbeat-ms", String(broker.heartbeatMs), "--log-level", level.rawValue,
-                ],
+                ] + worker.workerArguments,
                 size: pool.size,
                 controlEndpoint: pool.control
             ),

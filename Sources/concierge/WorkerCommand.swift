@@ -22,14 +22,22 @@ struct WorkerCommand: AsyncParsableCommand {
     @OptionGroup var heartbeat: HeartbeatOption
     @OptionGroup var logging: LoggingOptions
 
+    func validate() throws {
+        guard WorkerConfiguration.JobExecution(rawValue: worker.jobsOn) != nil else {
+            throw ValidationError("--jobs-on takes `thread` or `pool`")
+        }
+    }
+
     func run() async throws {
+        let execution = WorkerConfiguration.JobExecution(rawValue: worker.jobsOn) ?? .workerThread
         _ = logging.bootstrap()
         let logger = Logger(label: "concierge.worker")
         let configuration = WorkerConfiguration(
             brokerEndpoint: broker,
             name: name ?? ProcessInfo.processInfo.environment["CONCIERGE_WORKER_NAME"],
             capacity: worker.capacity,
-            heartbeatInterval: .milliseconds(heartbeat.heartbeatMs)
+            heartbeatInterval: .milliseconds(heartbeat.heartbeatMs),
+            jobExecution: execution
         )
         let service = Worker(configuration: configuration, provider: Examples.provider, logger: logger)
         let watch = ParentWatch(environment: ProcessInfo.processInfo.environment, logger: logger)

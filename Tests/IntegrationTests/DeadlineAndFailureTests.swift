@@ -132,6 +132,26 @@ import Testing
         #expect(cluster.log("broker").contains("worker left"))
     }
 
+    @Test func longComputationsNeedTheSharedPoolToKeepHeartbeating() async throws {
+        let cluster = try Cluster()
+        try cluster.startBroker()
+        try cluster.startWorker("pooled", ["--jobs-on", "pool"])
+        let client = try cluster.client()
+        try await cluster.waitUntilServing(client)
+        // 1.5 s of CPU without suspending, while the broker expects a heartbeat every 250 ms (liveness 750 ms).
+        let pooled = try await client.request(intent: echo(["text": "crunch", "cpuMs": 1500]), phase: .handle)
+        #expect(pooled.status == .final)
+        #expect(pooled.body_["handle"]?["data"]?["text"] == "crunch")
+
+        // On the socket thread the same job stops heartbeats: the broker removes the worker and says so.
+        try cluster.startWorker("inline", ["--jobs-on", "thread"])
+        cluster.signal("pooled", SIGTERM)
+        _ = await cluster.waitForExit("pooled")
+        try await cluster.waitUntilServing(client)
+        let inline = try await client.request(intent: echo(["cpuMs": 1500]), phase: .handle)
+        #expect(inline.errorCode == "worker-lost")
+    }
+
     @Test func drainingUnderLoadLosesNoJob() async throws {
         let cluster = try Cluster()
         try cluster.startBroker()
