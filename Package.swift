@@ -96,6 +96,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .executableTarget(
+            name: "zmq-roundtrip",
+            dependencies: ["ZeroMQ", "IntentWire"],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Tests
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: swiftSettings),
         .testTarget(name: "ConciergeJSONTests", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),

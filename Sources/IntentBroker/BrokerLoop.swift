@@ -584,6 +584,7 @@ final class BrokerLoop: @unchecked Sendable {
         }
         request.jobID = jobID
         request.state = .running
+        request.started = true
         request.worker = worker
         worker.jobs[jobID] = request
         statistics.jobsDispatched += 1
@@ -728,6 +729,16 @@ final class BrokerLoop: @unchecked Sendable {
         guard request.state != .done else { return }
         switch entry.kind {
         case .deadline:
+            if !request.started {
+                // Never started before its deadline: shed it now rather than keep the caller waiting in a queue
+                // that does not move fast enough (its queue entry is skipped when reached).
+                statistics.shedRequests += 1
+                finish(
+                    request, isError: true,
+                    body: WireBody.error(.busy, "no worker could start the request before its deadline")
+                )
+                return
+            }
             if !request.firstReplySent {
                 request.firstReplySent = true
                 statistics.progressReplies += 1

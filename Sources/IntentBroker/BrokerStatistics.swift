@@ -4,6 +4,8 @@ public struct BrokerStatistics: Sendable, Equatable {
     public var finalReplies = 0
     public var errorReplies = 0
     public var progressReplies = 0
+    /// Requests answered `busy` because no worker could start them before their deadline.
+    public var shedRequests = 0
     public var jobsDispatched = 0
     public var jobsRedispatched = 0
     public var workersRegistered = 0

@@ -22,6 +22,8 @@ final class PendingRequest {
     let deadline: UInt64
     var state: State = .queued
     var firstReplySent = false
+    /// Whether any job of this request was ever given to a worker.
+    var started = false
     /// The job id of the current dispatch (a new one on every dispatch, so stale results are recognised).
     var jobID: UInt64 = 0
     weak var worker: WorkerEntry?

@@ -51,6 +51,26 @@ import Testing
         #expect(replies.map(\.status) == [.final])
     }
 
+    @Test func requestsThatCannotStartBeforeTheirDeadlineAreShedWithBusy() async throws {
+        let cluster = try Cluster()
+        try cluster.startBroker()
+        try cluster.startWorker("single", capacity: 1)
+        let client = try cluster.client()
+        try await cluster.waitUntilServing(client)
+        let occupying = client.send(intent: echo(["text": "first", "delayMs": 1200]), phase: .handle)
+        try await Task.sleep(for: .milliseconds(100))
+        let waiting = try await Cluster.replies(
+            client.send(intent: echo(["text": "second"]), phase: .handle, deadline: .milliseconds(300))
+        )
+        #expect(waiting.map(\.status) == [.error])
+        #expect(waiting.first?.errorCode == "busy")
+        let first = try await Cluster.replies(occupying)
+        #expect(first.last?.status == .final)
+        // The shed request left nothing behind: the worker takes the next one at once.
+        let next = try await client.request(intent: echo(["text": "third"]), phase: .handle)
+        #expect(next.body_["handle"]?["data"]?["text"] == "third")
+    }
+
     @Test func hardLimitEndsARequestWithTimeout() async throws {
         let cluster = try Cluster()
         try cluster.startBroker(["--deadline-ms", "200", "--hard-limit-ms", "800"])
