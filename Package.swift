@@ -13,6 +13,8 @@ let package = Package(
         .executable(name: "concierge", targets: ["concierge"]),
         .library(name: "IntentKit", targets: ["IntentKit"]),
         .library(name: "IntentWorker", targets: ["IntentWorker"]),
+        .library(name: "IntentPool", targets: ["IntentPool"]),
+        .executable(name: "concierge-worker", targets: ["concierge-worker"]),
         .library(name: "IntentClient", targets: ["IntentClient"]),
         .library(name: "IntentBroker", targets: ["IntentBroker"]),
         .library(name: "ConciergeExamples", targets: ["ConciergeExamples"]),
@@ -56,6 +58,15 @@ let package = Package(
                 "ZeroMQ", "IntentWire", "IntentKit", "ConciergeJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "IntentPool",
+            dependencies: [
+                "ZeroMQ", "IntentWire",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -88,7 +99,8 @@ let package = Package(
         .executableTarget(
             name: "concierge",
             dependencies: [
-                "IntentBroker", "IntentWorker", "IntentClient", "IntentLoad", "ConciergeExamples", "ConciergeJSON",
+                "IntentBroker", "IntentWorker", "IntentPool", "IntentClient", "IntentLoad", "ConciergeExamples",
+                "ConciergeJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -96,6 +108,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .executableTarget(
+            name: "concierge-worker",
+            dependencies: [
+                "IntentWorker", "ConciergeExamples",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "zmq-roundtrip",
             dependencies: ["ZeroMQ", "IntentWire"],
@@ -118,7 +139,10 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["concierge", "ConciergeTestKit", "IntentClient", "ZeroMQ", "IntentWire", "ConciergeJSON"],
+            dependencies: [
+                "concierge", "concierge-worker", "ConciergeTestKit", "IntentClient", "ZeroMQ", "IntentWire",
+                "ConciergeJSON",
+            ],
             swiftSettings: swiftSettings
         ),
     ]

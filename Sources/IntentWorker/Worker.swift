@@ -1,4 +1,3 @@
-import Foundation
 import IntentKit
 import IntentWire
 import Logging

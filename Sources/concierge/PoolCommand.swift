@@ -1,5 +1,5 @@
 import ArgumentParser
-import IntentWorker
+import IntentPool
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -45,10 +45,11 @@ struct PoolCommand: AsyncParsableCommand {
                 executable: executable, arguments: arguments, size: pool.size, controlEndpoint: pool.control
             )
         } else {
+            let command = defaultWorkerCommand
             configuration = PoolConfiguration(
-                executable: currentExecutablePath,
-                arguments: [
-                    "worker", "--broker", broker, "--heartbeat-ms",
+                executable: command.executable,
+                arguments: command.arguments + [
+                    "--broker", broker, "--heartbeat-ms",
                     String(heartbeat.heartbeatMs), "--log-level", level.rawValue,
                 ] + worker.workerArguments,
                 size: pool.size,

@@ -1,6 +1,6 @@
 import ArgumentParser
 import IntentBroker
-import IntentWorker
+import IntentPool
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -20,11 +20,12 @@ struct Up: AsyncParsableCommand {
         let level = logging.bootstrap()
         let logger = Logger(label: "concierge")
         let brokerService = try Broker(configuration: broker.configuration, logger: Logger(label: "concierge.broker"))
+        let command = defaultWorkerCommand
         let poolService = WorkerPool(
             configuration: PoolConfiguration(
-                executable: currentExecutablePath,
-                arguments: [
-                    "worker", "--broker", brokerService.backendEndpoint,
+                executable: command.executable,
+                arguments: command.arguments + [
+                    "--broker", brokerService.backendEndpoint,
                     "--heartbeat-ms", String(broker.heartbeatMs), "--log-level", level.rawValue,
                 ] + worker.workerArguments,
                 size: pool.size,

@@ -172,6 +172,22 @@ import Testing
         #expect(inline.errorCode == "worker-lost")
     }
 
+    @Test func slimWorkerRejectsBadOptionsWithUsage() async throws {
+        let cluster = try Cluster()
+        let process = Process()
+        process.executableURL = Cluster.executable.deletingLastPathComponent().appendingPathComponent(
+            "concierge-worker")
+        process.arguments = ["--capacity", "0"]
+        let pipe = Pipe()
+        process.standardError = pipe
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 2)
+        let message = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(message.contains("--capacity takes 1 to 1000"))
+        _ = cluster
+    }
+
     @Test func drainingUnderLoadLosesNoJob() async throws {
         let cluster = try Cluster()
         try cluster.startBroker()
@@ -233,6 +249,9 @@ import Testing
 
         let before = try await poolStatus()
         let firstPID = try #require(before["workers"]?["0"]?.intValue)
+        // The pool runs the slim worker executable that sits next to `concierge`.
+        let image = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(firstPID)/exe")
+        #expect(image.hasSuffix("/concierge-worker"))
         kill(Int32(firstPID), SIGKILL)
         var replaced: Int?
         for _ in 0..<100 {
