@@ -6,6 +6,9 @@ struct Concierge: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "concierge",
         abstract: "SiriKit's intent lifecycle on your servers: a ZeroMQ broker and a pool of intent workers.",
-        subcommands: [Up.self, BrokerCommand.self, WorkerCommand.self, PoolCommand.self, ScaleCommand.self, Send.self]
+        subcommands: [
+            Up.self, BrokerCommand.self, WorkerCommand.self, PoolCommand.self, ScaleCommand.self, Send.self,
+            LoadCommand.self,
+        ]
     )
 }

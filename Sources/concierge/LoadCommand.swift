@@ -1,1 +1,218 @@
-// Placeholder: `concierge load` is being written (IntentLoad).
+import ArgumentParser
+import ConciergeJSON
+import Foundation
+import IntentLoad
+import IntentWire
+
+/// `concierge load`: the bundled load client (closed or open loop), with reports and a release gate.
+struct LoadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "load",
+        abstract: "Drive a broker with load and report throughput, latency percentiles, outcomes and deadline misses.",
+        discussion: """
+            Closed loop: --concurrency N requests in flight. Open loop: --rate R requests per second, latency measured \
+            from each request's intended send time (no coordinated omission). The workload is the Echo intent \
+            (--payload, --delay-ms, --cpu-ms), another intent (--intent T --parameters JSON), or a weighted mix \
+            (--mix FILE: [{"weight": 3, "phase": "lifecycle", "intent": {...}}, ...]). A progress line is printed \
+            every second on standard error; the report at the end on standard output (--json: the JSON summary \
+            instead). Exit status: 0, 1 when a --max-*/--min-* limit is broken, 2 when the run could not be made.
+            """
+    )
+
+    @Option(help: "The broker's frontend endpoint.")
+    var broker: String = Defaults.frontend
+
+    @Option(help: "Closed loop: requests in flight (default 100 unless --rate is given).")
+    var concurrency: Int?
+
+    @Option(help: "Open loop: arrival rate in requests per second.")
+    var rate: Double?
+
+    @Option(help: "Connections to spread the requests over (default: 4, at most --concurrency).")
+    var connections: Int?
+
+    @Option(help: "How long to offer load after the warm-up: 10s, 500ms, 2m.")
+    var duration: String?
+
+    @Option(help: "How many measured requests to send (the run ends at the first of --duration and --requests).")
+    var requests: Int?
+
+    @Option(help: "Warm-up before measuring (sent, not counted).")
+    var warmup: String = "1s"
+
+    @Option(help: "First-reply deadline sent with every request, in milliseconds.")
+    var deadlineMs: Int = 3000
+
+    @Option(help: "After the last request, how long to wait for outstanding replies.")
+    var drainTimeout: String = "10s"
+
+    @Option(help: "Open loop: most requests in flight; due requests beyond it wait in the client.")
+    var maxInFlight: Int = 200_000
+
+    @Option(help: "Intent type to send (Echo by default; other intents take --parameters).")
+    var intent: String = "Echo"
+
+    @Option(help: "Parameters of --intent as a JSON object (for intents other than Echo).")
+    var parameters: String?
+
+    @Option(help: "A JSON file with a weighted mix of intents (overrides --intent).")
+    var mix: String?
+
+    @Option(help: "resolve, confirm, handle or lifecycle (default: handle for Echo, lifecycle otherwise).")
+    var phase: String?
+
+    @Option(help: "Echo: bytes of text in each request.")
+    var payload: Int = 250
+
+    @Option(help: "Echo: milliseconds the handler waits.")
+    var delayMs: Int = 0
+
+    @Option(help: "Echo: milliseconds of CPU the handler burns.")
+    var cpuMs: Int = 0
+
+    @Flag(help: "Print the JSON summary on standard output instead of the table.")
+    var json = false
+
+    @Option(help: "Write the final-reply latency distribution (HdrHistogram .hgrm, ms) here, and the first-reply one to <name>.first.hgrm.")
+    var hgrm: String?
+
+    @Option(help: "Write an HTML report with charts here.")
+    var html: String?
+
+    @Flag(help: "No progress line.")
+    var quiet = false
+
+    @Option(help: "Gate: highest final-reply p99 (e.g. 5ms).")
+    var maxP99: String?
+
+    @Option(help: "Gate: highest first-reply p99.")
+    var maxFirstP99: String?
+
+    @Option(help: "Gate: most errors (error replies plus unanswered requests).")
+    var maxErrors: Int?
+
+    @Option(help: "Gate: most deadline misses.")
+    var maxDeadlineMisses: Int?
+
+    @Option(help: "Gate: lowest throughput in final replies per second.")
+    var minThroughput: Double?
+
+    func run() async throws {
+        let configuration = try makeConfiguration()
+        let workload = try makeWorkload()
+        let gate = try makeGate()
+        let runner: LoadRunner
+        do {
+            runner = try LoadRunner(configuration: configuration, workload: workload)
+        } catch {
+            throw ValidationError(error.message)
+        }
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT)
+        interrupt.setEventHandler { runner.stop() }
+        interrupt.resume()
+        defer { interrupt.cancel() }
+
+        let quiet = self.quiet
+        let summary: LoadSummary
+        do {
+            summary = try await runner.run { progress in
+                if !quiet { FileHandle.standardError.write(Data((progress.line + "\n").utf8)) }
+            }
+        } catch {
+            FileHandle.standardError.write(Data("concierge load: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+
+        if json {
+            print(summary.json.serializedString())
+        } else {
+            print(summary.table)
+        }
+        if let hgrm {
+            try summary.finalReplyDistribution.write(toFile: hgrm, atomically: true, encoding: .utf8)
+            let first = (hgrm.hasSuffix(".hgrm") ? String(hgrm.dropLast(5)) : hgrm) + ".first.hgrm"
+            try summary.firstReplyDistribution.write(toFile: first, atomically: true, encoding: .utf8)
+        }
+        if let html { try summary.html.write(toFile: html, atomically: true, encoding: .utf8) }
+        if !gate.isEmpty {
+            let broken = gate.violations(of: summary)
+            for violation in broken {
+                FileHandle.standardError.write(Data("concierge load: gate: \(violation)\n".utf8))
+            }
+            if !broken.isEmpty { throw ExitCode(1) }
+        }
+    }
+
+    func makeConfiguration() throws -> LoadConfiguration {
+        func parse(_ text: String, _ flag: String) throws -> Duration {
+            guard let value = LoadDuration.parse(text) else {
+                throw ValidationError("\(flag): \"\(text)\" is not a duration (e.g. 10s, 500ms, 2m)")
+            }
+            return value
+        }
+        if rate != nil && concurrency != nil { throw ValidationError("give --concurrency or --rate, not both") }
+        let mode: LoadConfiguration.Mode = rate.map { .open(rate: $0) } ?? .closed(concurrency: concurrency ?? 100)
+        var connections = self.connections ?? 4
+        if self.connections == nil, case .closed(let concurrency) = mode { connections = min(connections, concurrency) }
+        var runFor: Duration? = try self.duration.map { try parse($0, "--duration") }
+        if runFor == nil && requests == nil { runFor = .seconds(10) }
+        return LoadConfiguration(
+            endpoint: broker, mode: mode, connections: connections, duration: runFor, requestCount: requests,
+            warmup: try parse(warmup, "--warmup"), deadlineMilliseconds: deadlineMs,
+            drainTimeout: try parse(drainTimeout, "--drain-timeout"), maxInFlight: maxInFlight
+        )
+    }
+
+    func makeWorkload() throws -> LoadWorkload {
+        var requestedPhase: RequestPhase?
+        if let phase {
+            guard let parsed = RequestPhase(phase) else {
+                throw ValidationError("--phase must be resolve, confirm, handle or lifecycle")
+            }
+            requestedPhase = parsed
+        }
+        do {
+            if let mix {
+                guard let data = FileManager.default.contents(atPath: mix) else {
+                    throw ValidationError("--mix: cannot read \(mix)")
+                }
+                return try LoadWorkload.mix(json: Array(data), overridePhase: requestedPhase)
+            }
+            if intent == "Echo" && parameters == nil {
+                guard payload >= 0, (0...600_000).contains(delayMs), (0...600_000).contains(cpuMs) else {
+                    throw ValidationError("--payload must be >= 0; --delay-ms and --cpu-ms 0 to 600000")
+                }
+                return LoadWorkload.echo(
+                    payloadBytes: payload, delayMilliseconds: delayMs, cpuMilliseconds: cpuMs,
+                    phase: requestedPhase ?? .handle
+                )
+            }
+            let parameters = try JSONValue.parse(self.parameters ?? "{}")
+            guard parameters.objectValue != nil else { throw ValidationError("--parameters must be a JSON object") }
+            let item: JSONValue = [
+                "phase": .string((requestedPhase ?? .lifecycle).description),
+                "intent": ["type": .string(intent), "parameters": parameters],
+            ]
+            return try LoadWorkload.mix(json: JSONValue.array([item]).serialized())
+        } catch let error as LoadError {
+            throw ValidationError(error.message)
+        } catch let error as JSONError {
+            throw ValidationError("--parameters is not valid JSON: \(error)")
+        }
+    }
+
+    func makeGate() throws -> LoadGate {
+        func limit(_ text: String?, _ flag: String) throws -> Duration? {
+            guard let text else { return nil }
+            guard let value = LoadDuration.parse(text) else {
+                throw ValidationError("\(flag): \"\(text)\" is not a duration (e.g. 5ms)")
+            }
+            return value
+        }
+        return LoadGate(
+            maxP99: try limit(maxP99, "--max-p99"), maxFirstReplyP99: try limit(maxFirstP99, "--max-first-p99"),
+            maxErrors: maxErrors, maxDeadlineMisses: maxDeadlineMisses, minThroughput: minThroughput
+        )
+    }
+}

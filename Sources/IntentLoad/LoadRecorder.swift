@@ -1,0 +1,113 @@
+import Histogram
+import IntentWire
+
+/// Counts and latency distributions of one load run, updated on the load thread as replies arrive.
+///
+/// Only *measured* requests (offered after the warm-up) are recorded. Latencies are in microseconds; the first
+/// reply is the progress reply if one came, else the final one.
+public struct LoadRecorder: Sendable {
+    public private(set) var firstReply = Histogram<UInt64>.latency()
+    public private(set) var finalReply = Histogram<UInt64>.latency()
+    public private(set) var outcomes: [String: Int] = [:]
+    public private(set) var requests = 0
+    public private(set) var finalReplies = 0
+    public private(set) var errorReplies = 0
+    public private(set) var progressReplies = 0
+    public private(set) var deadlineMisses = 0
+    public private(set) var unanswered = 0
+    /// One point per interval after the warm-up.
+    public private(set) var timeline: [LoadTimelinePoint] = []
+
+    private let origin: UInt64
+    private let intervalNanos: UInt64
+    private var intervalFinal = Histogram<UInt64>.latency()
+    private var current = LoadTimelinePoint(second: 0)
+
+    /// `origin`: the end of the warm-up (monotonic ns); `interval`: the timeline's resolution.
+    public init(origin: UInt64, interval: Duration = .seconds(1)) {
+        self.origin = origin
+        intervalNanos = max(1, interval.nanoseconds)
+    }
+
+    /// A measured request was sent.
+    public mutating func recordSent(now: UInt64) {
+        requests += 1
+        advance(to: now)
+        current.sent += 1
+    }
+
+    /// The first reply of a measured request arrived `latency` ns after its intended send time;
+    /// `missedDeadline` if it came later than its deadline after the actual send.
+    public mutating func recordFirstReply(latency: UInt64, missedDeadline: Bool) {
+        firstReply.recordNanoseconds(latency)
+        if missedDeadline {
+            deadlineMisses += 1
+            current.deadlineMisses += 1
+        }
+    }
+
+    /// A progress reply (counted as an outcome of its own; the request goes on).
+    public mutating func recordProgress() {
+        progressReplies += 1
+        outcomes[LoadOutcome.progress, default: 0] += 1
+    }
+
+    /// The final or error reply of a measured request arrived at `now`, `latency` ns after its intended send.
+    public mutating func recordFinalReply(latency: UInt64, outcome: String, isError: Bool, now: UInt64) {
+        finalReply.recordNanoseconds(latency)
+        outcomes[outcome, default: 0] += 1
+        advance(to: now)
+        current.completed += 1
+        if isError {
+            errorReplies += 1
+            current.errors += 1
+        } else {
+            finalReplies += 1
+        }
+        intervalFinal.recordNanoseconds(latency)
+    }
+
+    /// Requests that never got a final reply.
+    public mutating func recordUnanswered(_ count: Int) {
+        guard count > 0 else { return }
+        unanswered += count
+        outcomes[LoadOutcome.unanswered, default: 0] += count
+    }
+
+    /// Closes the last timeline interval.
+    public mutating func finish(now: UInt64) {
+        advance(to: now)
+        if current.sent > 0 || current.completed > 0 { closeInterval() }
+    }
+
+    private mutating func advance(to now: UInt64) {
+        guard now >= origin else { return }
+        let second = Int((now - origin) / intervalNanos)
+        while current.second < second {
+            closeInterval()
+            current = LoadTimelinePoint(second: current.second + 1)
+        }
+    }
+
+    private mutating func closeInterval() {
+        current.finalP99Microseconds = intervalFinal.totalCount > 0 ? intervalFinal.valueAtPercentile(99) : 0
+        current.finalP50Microseconds = intervalFinal.totalCount > 0 ? intervalFinal.valueAtPercentile(50) : 0
+        timeline.append(current)
+        intervalFinal.reset()
+    }
+}
+
+/// What happened in one interval (one second by default) of a load run.
+public struct LoadTimelinePoint: Sendable, Equatable {
+    /// Intervals since the end of the warm-up.
+    public var second: Int
+    public var sent = 0
+    /// Final and error replies.
+    public var completed = 0
+    public var errors = 0
+    public var deadlineMisses = 0
+    public var finalP50Microseconds: UInt64 = 0
+    public var finalP99Microseconds: UInt64 = 0
+
+    public init(second: Int) { self.second = second }
+}

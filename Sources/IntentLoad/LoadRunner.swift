@@ -1,0 +1,391 @@
+import IntentWire
+import Synchronization
+import ZeroMQ
+
+/// Drives a broker with load and measures it: closed loop (N in flight) or open loop (a fixed arrival rate),
+/// over M DEALER connections, all from one thread of its own.
+///
+/// The load thread speaks CIP/1 directly on raw sockets (no per-request tasks or continuations) and drains
+/// every reply waiting on each wake-up, so that the client stays far cheaper per request than the broker it
+/// measures.
+///
+/// ```swift
+/// let runner = try LoadRunner(configuration: .init(endpoint: "tcp://127.0.0.1:5555"), workload: .echo())
+/// let summary = try await runner.run { print($0.line) }
+/// print(summary.throughputRPS, summary.finalReply.p99)
+/// ```
+public final class LoadRunner: Sendable {
+    public let configuration: LoadConfiguration
+    public let workload: LoadWorkload
+    private let stopFlag = StopFlag()
+
+    public init(configuration: LoadConfiguration, workload: LoadWorkload) throws(LoadError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.workload = workload
+    }
+
+    /// Ends the offering early (any thread, e.g. on Ctrl-C); outstanding requests are still waited for.
+    public func stop() {
+        stopFlag.value.store(true, ordering: .relaxed)
+    }
+
+    /// Runs the load on a thread of its own and returns its summary.
+    public func run(progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws(LoadError) -> LoadSummary {
+        let result = Mutex<Result<LoadSummary, LoadError>?>(nil)
+        await SocketThread.run(name: "concierge-load") {
+            let outcome: Result<LoadSummary, LoadError>
+            do throws(LoadError) {
+                outcome = .success(try self.runBlocking(progress: progress))
+            } catch {
+                outcome = .failure(error)
+            }
+            result.withLock { $0 = outcome }
+        }
+        return try result.withLock { $0! }.get()
+    }
+
+    /// Runs the load on the calling thread (blocks until the run ends).
+    public func runBlocking(progress: ((LoadProgress) -> Void)? = nil) throws(LoadError) -> LoadSummary {
+        let context = ZMQContext()
+        defer { context.terminate() }
+        var engine: LoadEngine
+        do {
+            engine = try LoadEngine(
+                configuration: configuration, workload: workload, context: context, stopFlag: stopFlag
+            )
+        } catch {
+            throw LoadError(code: .socket, message: "\(error)")
+        }
+        defer { engine.close() }
+        return try engine.run(progress: progress)
+    }
+}
+
+/// The load thread's state and loop (used by ``LoadRunner`` only).
+struct LoadEngine: ~Copyable {
+    /// One request in flight.
+    struct InFlight {
+        var intended: UInt64
+        var sent: UInt64
+        var firstReplyAt: UInt64 = 0
+        var connection: Int32
+        var measured: Bool
+    }
+
+    /// A workload item with its frames ready to send.
+    struct Prepared {
+        var intentType: [UInt8]
+        var phase: [UInt8]
+        var body: [UInt8]
+    }
+
+    let configuration: LoadConfiguration
+    let workload: LoadWorkload
+    let sockets: [ZMQSocket]
+    let stopFlag: StopFlag
+    let prepared: [Prepared]
+    let deadlineFrame: [UInt8]
+    let deadlineNanos: UInt64
+    var inflight: [UInt64: InFlight] = [:]
+    var nextID: UInt64 = 1
+    var random = SplitMix64(seed: 0x5EED_C0C1_E26E)
+    var strayReplies = 0
+
+    init(
+        configuration: LoadConfiguration, workload: LoadWorkload, context: ZMQContext, stopFlag: StopFlag
+    ) throws(ZMQError) {
+        self.configuration = configuration
+        self.workload = workload
+        self.stopFlag = stopFlag
+        var sockets: [ZMQSocket] = []
+        for _ in 0..<configuration.connections {
+            let socket = try ZMQSocket(context: context, type: .dealer)
+            // The client bounds what it has in flight itself; libzmq's queues must never drop or block.
+            try socket.setOption(.sendHighWaterMark, 0)
+            try socket.setOption(.receiveHighWaterMark, 0)
+            try socket.connect(configuration.endpoint)
+            sockets.append(socket)
+        }
+        self.sockets = sockets
+        prepared = workload.items.map {
+            Prepared(intentType: Array($0.intentType.utf8), phase: $0.phase.name.bytes, body: $0.body)
+        }
+        deadlineFrame = Array(String(configuration.deadlineMilliseconds).utf8)
+        deadlineNanos = UInt64(configuration.deadlineMilliseconds) * 1_000_000
+    }
+
+    func close() {
+        for socket in sockets { socket.close() }
+    }
+
+    // MARK: Connecting
+
+    /// Pings the broker on every connection and waits for every PONG.
+    func connect() throws(LoadError) {
+        let deadline = MonotonicTime.now() + configuration.connectTimeout.nanoseconds
+        var answered = [Bool](repeating: false, count: sockets.count)
+        var buffer = ZMQMultipart(capacity: 8)
+        var poller = ZMQPoller()
+        for socket in sockets { poller.add(socket) }
+        do {
+            for socket in sockets { try socket.send(multipart: [CIP.clientSignature.bytes, CIP.Client.ping.bytes]) }
+            while answered.contains(false) {
+                let now = MonotonicTime.now()
+                guard now < deadline else {
+                    throw LoadError(
+                        code: .unreachable,
+                        message: "the broker at \(configuration.endpoint) did not answer PING within "
+                            + "\(configuration.connectTimeout)"
+                    )
+                }
+                try poller.poll(timeoutMilliseconds: Int((deadline - now) / 1_000_000) + 1)
+                for (index, socket) in sockets.enumerated() where poller.isReadable(index) {
+                    while try socket.receive(into: &buffer) {
+                        if buffer.count == 2, buffer.equals(1, CIP.Broker.pong) { answered[index] = true }
+                    }
+                }
+            }
+        } catch let error as LoadError {
+            throw error
+        } catch {
+            throw LoadError(code: .socket, message: "\(error)")
+        }
+    }
+
+    // MARK: The loop
+
+    mutating func run(progress: ((LoadProgress) -> Void)?) throws(LoadError) -> LoadSummary {
+        try connect()
+        let start = MonotonicTime.now()
+        let warmupEnd = start + configuration.warmup.nanoseconds
+        let offerEnd = configuration.duration.map { warmupEnd + $0.nanoseconds } ?? .max
+        let countLimit = configuration.requestCount ?? .max
+        let progressInterval = max(configuration.progressInterval.nanoseconds, 10_000_000)
+        var recorder = LoadRecorder(origin: warmupEnd)
+        var schedule: LoadSchedule?
+        if case .open(let rate) = configuration.mode { schedule = LoadSchedule(start: start, rate: rate) }
+        var nextIndex = 0  // open loop: the next scheduled request
+        var backlogMax = 0
+        var measuredSent = 0
+        var lastMeasuredSend: UInt64 = warmupEnd
+        var lastMeasuredReply: UInt64 = warmupEnd
+        var offering = true
+        var drainEnd = UInt64.max
+        var nextProgress = start + progressInterval
+        var completedAtLastProgress = 0
+        var poller = ZMQPoller()
+        for socket in sockets { poller.add(socket) }
+        var buffer = ZMQMultipart(capacity: 8)
+
+        func shouldMeasure(_ intended: UInt64) -> Bool { intended >= warmupEnd }
+
+        do {
+            if case .closed(let concurrency) = configuration.mode {
+                for index in 0..<concurrency {
+                    let now = MonotonicTime.now()
+                    let measured = shouldMeasure(now) && measuredSent < countLimit
+                    try send(connection: index % sockets.count, intended: now, now: now, measured: measured)
+                    if measured {
+                        measuredSent += 1
+                        recorder.recordSent(now: now)
+                    }
+                }
+            }
+            while true {
+                var now = MonotonicTime.now()
+                if offering
+                    && (now >= offerEnd || measuredSent >= countLimit || stopFlag.value.load(ordering: .relaxed))
+                {
+                    offering = false
+                    drainEnd = now + configuration.drainTimeout.nanoseconds
+                }
+                if offering, let schedule {
+                    let due = schedule.dueCount(at: now)
+                    while nextIndex < due && inflight.count < configuration.maxInFlight && measuredSent < countLimit {
+                        let intended = schedule.intendedTime(of: nextIndex)
+                        guard intended < offerEnd else { break }
+                        let measured = shouldMeasure(intended)
+                        try send(connection: nextIndex % sockets.count, intended: intended, now: now, measured: measured)
+                        if measured {
+                            measuredSent += 1
+                            lastMeasuredSend = now
+                            recorder.recordSent(now: now)
+                        }
+                        nextIndex += 1
+                    }
+                    backlogMax = max(backlogMax, due - nextIndex)
+                }
+                if !offering && (inflight.isEmpty || now >= drainEnd) { break }
+
+                // Sleep until a reply comes, the next request is due, or the next tick.
+                var wakeAt = min(nextProgress, offering ? offerEnd : drainEnd)
+                if offering, let schedule, inflight.count < configuration.maxInFlight {
+                    wakeAt = min(wakeAt, schedule.intendedTime(of: nextIndex))
+                }
+                now = MonotonicTime.now()
+                let timeout = wakeAt > now ? Int((wakeAt - now + 999_999) / 1_000_000) : 0
+                try poller.poll(timeoutMilliseconds: timeout)
+
+                for index in sockets.indices where poller.isReadable(index) {
+                    let socket = sockets[index]
+                    while try socket.receive(into: &buffer) {
+                        let now = MonotonicTime.now()
+                        guard let ended = handleReply(&buffer, now: now, recorder: &recorder) else { continue }
+                        if ended.measured { lastMeasuredReply = now }
+                        // Closed loop: the next request takes the slot of the one that ended.
+                        if offering, schedule == nil, now < offerEnd, !stopFlag.value.load(ordering: .relaxed) {
+                            let measured = shouldMeasure(now)
+                            if measured && measuredSent >= countLimit { continue }
+                            try send(connection: Int(ended.connection), intended: now, now: now, measured: measured)
+                            if measured {
+                                measuredSent += 1
+                                lastMeasuredSend = now
+                                recorder.recordSent(now: now)
+                            }
+                        }
+                    }
+                }
+
+                now = MonotonicTime.now()
+                if now >= nextProgress {
+                    let completed = recorder.finalReplies + recorder.errorReplies
+                    let seconds = Double(now - nextProgress + progressInterval) / 1e9
+                    progress?(
+                        LoadProgress(
+                            elapsedSeconds: Double(now - start) / 1e9, warmingUp: now < warmupEnd,
+                            rate: Double(completed - completedAtLastProgress) / seconds,
+                            p99Microseconds: recorder.finalReply.totalCount > 0
+                                ? recorder.finalReply.valueAtPercentile(99) : 0,
+                            errors: recorder.errorReplies, deadlineMisses: recorder.deadlineMisses,
+                            inFlight: inflight.count, sent: measuredSent
+                        )
+                    )
+                    completedAtLastProgress = completed
+                    nextProgress = now + progressInterval
+                }
+            }
+        } catch {
+            throw LoadError(code: .socket, message: "\(error)")
+        }
+
+        let end = MonotonicTime.now()
+        recorder.recordUnanswered(inflight.values.reduce(0) { $0 + ($1.measured ? 1 : 0) })
+        recorder.finish(now: end)
+        let windowEnd = max(lastMeasuredReply, lastMeasuredSend, warmupEnd + 1)
+        let window = Double(windowEnd - warmupEnd) / 1e9
+        let offerWindow = Double(max(lastMeasuredSend, warmupEnd + 1) - warmupEnd) / 1e9
+        var concurrency: Int?
+        var rate: Double?
+        switch configuration.mode {
+        case .closed(let value): concurrency = value
+        case .open(let value): rate = value
+        }
+        return LoadSummary(
+            mode: schedule == nil ? "closed" : "open",
+            concurrency: concurrency,
+            targetRate: rate,
+            connections: configuration.connections,
+            durationSeconds: window,
+            warmupSeconds: Double(configuration.warmup.nanoseconds) / 1e9,
+            deadlineMilliseconds: configuration.deadlineMilliseconds,
+            workload: workload.items.map { "\($0.label) (\($0.phase), weight \($0.weight))" },
+            requests: recorder.requests,
+            throughputRPS: Double(recorder.finalReplies) / window,
+            answeredRPS: Double(recorder.finalReplies + recorder.errorReplies) / window,
+            offeredRPS: schedule == nil ? Double(recorder.requests) / window : Double(recorder.requests) / offerWindow,
+            finalReplies: recorder.finalReplies,
+            errorReplies: recorder.errorReplies,
+            progressReplies: recorder.progressReplies,
+            unanswered: recorder.unanswered,
+            deadlineMisses: recorder.deadlineMisses,
+            outcomes: recorder.outcomes,
+            firstReply: LatencyPercentiles(recorder.firstReply),
+            finalReply: LatencyPercentiles(recorder.finalReply),
+            clientBacklogMax: backlogMax,
+            strayReplies: strayReplies,
+            timeline: recorder.timeline,
+            firstReplyHistogram: recorder.firstReply,
+            finalReplyHistogram: recorder.finalReply
+        )
+    }
+
+    // MARK: Requests and replies
+
+    /// Sends one request: `[CIPC01, REQUEST, id, type, phase, deadline, body]`.
+    mutating func send(connection: Int, intended: UInt64, now: UInt64, measured: Bool) throws(ZMQError) {
+        let item = prepared.count == 1 ? 0 : workload.pick(random.next())
+        let id = nextID
+        nextID &+= 1
+        let socket = sockets[connection]
+        let prepared = prepared[item]
+        // HWM 0: libzmq queues without limit (bounded by maxInFlight), so these sends never block.
+        try socket.send(CIP.clientSignature, more: true)
+        try socket.send(CIP.Client.request, more: true)
+        try socket.send(withUnsafeBytes(of: id) { Array($0) }, more: true)
+        try socket.send(prepared.intentType, more: true)
+        try socket.send(prepared.phase, more: true)
+        try socket.send(deadlineFrame, more: true)
+        try socket.send(prepared.body)
+        inflight[id] = InFlight(intended: intended, sent: now, connection: Int32(connection), measured: measured)
+    }
+
+    /// Handles one message from the broker. Returns the request it ended, if it ended one.
+    mutating func handleReply(_ message: inout ZMQMultipart, now: UInt64, recorder: inout LoadRecorder) -> InFlight? {
+        // [CIPC01, REPLY, id, status, phase, body]
+        guard message.count == 6, message.equals(1, CIP.Broker.reply), message.size(2) == 8 else {
+            if !(message.count == 2 && message.equals(1, CIP.Broker.pong)) { strayReplies += 1 }
+            return nil
+        }
+        let id = message.withBytes(2) { $0.loadUnaligned(as: UInt64.self) }
+        guard var request = inflight[id] else {
+            strayReplies += 1
+            return nil
+        }
+        let isProgress = message.equals(3, CIP.Status.progress)
+        if request.firstReplyAt == 0 {
+            request.firstReplyAt = now
+            if request.measured {
+                recorder.recordFirstReply(
+                    latency: now - request.intended, missedDeadline: now - request.sent > deadlineNanos
+                )
+            }
+        }
+        if isProgress {
+            if request.measured { recorder.recordProgress() }
+            inflight[id] = request
+            return nil
+        }
+        inflight[id] = nil
+        if request.measured {
+            let isError = message.equals(3, CIP.Status.error)
+            let outcome: String
+            if isError {
+                outcome = message.withBytes(5) { LoadOutcome.error(body: $0) }
+            } else {
+                let phase = message.string(4)
+                outcome = message.withBytes(5) { LoadOutcome.final(phase: phase, body: $0) }
+            }
+            recorder.recordFinalReply(latency: now - request.intended, outcome: outcome, isError: isError, now: now)
+        }
+        return request
+    }
+}
+
+/// Set to end a run early; shared by a runner and its load thread.
+final class StopFlag: Sendable {
+    let value = Atomic<Bool>(false)
+}
+
+/// A small, fast pseudo-random generator (SplitMix64) for picking workload items reproducibly.
+struct SplitMix64 {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,53 @@
+import ConciergeJSON
+
+extension LoadSummary {
+    /// The machine-readable summary (`concierge load --json`): `throughput_rps`, `requests`, `first_reply_us` and
+    /// `final_reply_us` (each with `p50`, `p90`, `p99`, `p999`, `max`, `mean`, `count`), `outcomes`,
+    /// `deadline_misses`, and the rest of the run's figures; latencies in microseconds.
+    public var json: JSONValue {
+        func percentiles(_ value: LatencyPercentiles) -> JSONValue {
+            [
+                "p50": .int(Int64(value.p50)), "p90": .int(Int64(value.p90)), "p99": .int(Int64(value.p99)),
+                "p999": .int(Int64(value.p999)), "max": .int(Int64(value.max)), "mean": .double(value.mean),
+                "count": .int(Int64(value.count)),
+            ]
+        }
+        var object: [String: JSONValue] = [
+            "mode": .string(mode),
+            "connections": .int(Int64(connections)),
+            "duration_s": .double(durationSeconds),
+            "warmup_s": .double(warmupSeconds),
+            "deadline_ms": .int(Int64(deadlineMilliseconds)),
+            "workload": .array(workload.map { .string($0) }),
+            "requests": .int(Int64(requests)),
+            "throughput_rps": .double(throughputRPS),
+            "answered_rps": .double(answeredRPS),
+            "offered_rps": .double(offeredRPS),
+            "final_replies": .int(Int64(finalReplies)),
+            "error_replies": .int(Int64(errorReplies)),
+            "progress_replies": .int(Int64(progressReplies)),
+            "unanswered": .int(Int64(unanswered)),
+            "errors": .int(Int64(errors)),
+            "deadline_misses": .int(Int64(deadlineMisses)),
+            "outcomes": .object(outcomes.mapValues { .int(Int64($0)) }),
+            "first_reply_us": percentiles(firstReply),
+            "final_reply_us": percentiles(finalReply),
+            "client_backlog_max": .int(Int64(clientBacklogMax)),
+            "stray_replies": .int(Int64(strayReplies)),
+            "timeline": .array(
+                timeline.map {
+                    [
+                        "second": .int(Int64($0.second)), "sent": .int(Int64($0.sent)),
+                        "completed": .int(Int64($0.completed)), "errors": .int(Int64($0.errors)),
+                        "deadline_misses": .int(Int64($0.deadlineMisses)),
+                        "final_p50_us": .int(Int64($0.finalP50Microseconds)),
+                        "final_p99_us": .int(Int64($0.finalP99Microseconds)),
+                    ]
+                }
+            ),
+        ]
+        if let concurrency { object["concurrency"] = .int(Int64(concurrency)) }
+        if let targetRate { object["target_rate"] = .double(targetRate) }
+        return .object(object)
+    }
+}

@@ -1,0 +1,42 @@
+extension LoadSummary {
+    /// The human-readable report printed at the end of `concierge load`.
+    public var table: String {
+        var lines: [String] = []
+        let shape =
+            mode == "closed"
+            ? "closed loop, \(concurrency ?? 0) in flight"
+            : "open loop, \(LoadFormat.grouped(Int(targetRate ?? 0))) req/s target"
+        lines.append("Concierge load: \(shape) over \(connections) connection(s), deadline \(deadlineMilliseconds) ms")
+        lines.append("workload: \(workload.joined(separator: "; "))")
+        lines.append(
+            "measured \(LoadFormat.fixed(durationSeconds, 2)) s after a \(LoadFormat.fixed(warmupSeconds, 1)) s warm-up"
+        )
+        lines.append("")
+        lines.append("requests      \(LoadFormat.grouped(requests))")
+        lines.append("throughput    \(LoadFormat.grouped(Int(throughputRPS.rounded()))) req/s (final replies)")
+        lines.append("answered      \(LoadFormat.grouped(Int(answeredRPS.rounded()))) req/s (final or error)")
+        lines.append("offered       \(LoadFormat.grouped(Int(offeredRPS.rounded()))) req/s")
+        lines.append("")
+        lines.append(
+            "latency".rightPadded(14) + ["p50", "p90", "p99", "p99.9", "max"].map { $0.leftPadded(11) }.joined()
+        )
+        for (name, value) in [("first reply", firstReply), ("final reply", finalReply)] {
+            let cells = [value.p50, value.p90, value.p99, value.p999, value.max].map {
+                LoadFormat.microseconds($0).leftPadded(11)
+            }
+            lines.append(name.rightPadded(14) + cells.joined())
+        }
+        lines.append("")
+        lines.append("outcomes")
+        for key in outcomes.keys.sorted() {
+            lines.append("  " + key.rightPadded(40) + LoadFormat.grouped(outcomes[key]!).leftPadded(12))
+        }
+        lines.append("")
+        lines.append("deadline misses \(deadlineMisses)   errors \(errors)   unanswered \(unanswered)")
+        if clientBacklogMax > 0 {
+            lines.append("client backlog: up to \(clientBacklogMax) due requests waited for a free in-flight slot")
+        }
+        if strayReplies > 0 { lines.append("stray replies: \(strayReplies)") }
+        return lines.joined(separator: "\n")
+    }
+}
