@@ -8,6 +8,10 @@ public struct BrokerConfiguration: Sendable {
     public var defaultDeadline: Duration
     /// A request not finished by then ends with error `timeout`.
     public var hardLimit: Duration
+    /// The broker acts on a deadline this much early — a tenth of the deadline, at most this — so that the first
+    /// reply (progress, or busy for a shed request) reaches the client by its deadline despite timer resolution,
+    /// a busy loop and the transport.
+    public var maxReplyMargin: Duration
     /// How often the broker heartbeats workers (and expects to hear from them).
     public var heartbeatInterval: Duration
     /// A worker silent for this many heartbeat intervals is removed, busy or idle.
@@ -33,6 +37,7 @@ public struct BrokerConfiguration: Sendable {
         backendEndpoint: String = "tcp://127.0.0.1:5556",
         defaultDeadline: Duration = .seconds(3),
         hardLimit: Duration = .seconds(60),
+        maxReplyMargin: Duration = .milliseconds(50),
         heartbeatInterval: Duration = .seconds(1),
         heartbeatLiveness: Int = 3,
         resultTTL: Duration = .seconds(60),
@@ -47,6 +52,7 @@ public struct BrokerConfiguration: Sendable {
         self.backendEndpoint = backendEndpoint
         self.defaultDeadline = defaultDeadline
         self.hardLimit = hardLimit
+        self.maxReplyMargin = maxReplyMargin
         self.heartbeatInterval = heartbeatInterval
         self.heartbeatLiveness = heartbeatLiveness
         self.resultTTL = resultTTL

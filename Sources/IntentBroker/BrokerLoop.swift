@@ -47,6 +47,7 @@ final class BrokerLoop: @unchecked Sendable {
     private let workerExpiryNanos: UInt64
     private let defaultDeadlineNanos: UInt64
     private let hardLimitNanos: UInt64
+    private let maxReplyMarginNanos: UInt64
     private let graceNanos: UInt64
 
     init(configuration: BrokerConfiguration, logger: Logger) throws {
@@ -56,6 +57,7 @@ final class BrokerLoop: @unchecked Sendable {
         workerExpiryNanos = heartbeatNanos * UInt64(max(1, configuration.heartbeatLiveness))
         defaultDeadlineNanos = configuration.defaultDeadline.nanoseconds
         hardLimitNanos = configuration.hardLimit.nanoseconds
+        maxReplyMarginNanos = configuration.maxReplyMargin.nanoseconds
         graceNanos = configuration.workerGracePeriod.nanoseconds
         results = ResultStore(ttl: configuration.resultTTL.nanoseconds, capacity: configuration.maxStoredResults)
         guard heartbeatNanos > 0, defaultDeadlineNanos > 0, hardLimitNanos >= defaultDeadlineNanos else {
@@ -130,7 +132,8 @@ final class BrokerLoop: @unchecked Sendable {
                 wake.drain()
                 if stopRequested.load(ordering: .acquiring) && !shuttingDown { beginShutdown() }
             }
-            // Drain everything waiting on both sockets, alternating so neither side starves the other.
+            // Drain everything waiting on both sockets, alternating so neither side starves the other; timers
+            // that fall due meanwhile fire between batches, so a flood never delays a deadline reply.
             var budget = 50_000
             while budget > 0 {
                 var progressed = false
@@ -144,6 +147,10 @@ final class BrokerLoop: @unchecked Sendable {
                 }
                 if !progressed { break }
                 budget -= 1
+                if budget & 127 == 0, let timer = timers.nextTime {
+                    let now = MonotonicTime.now()
+                    if timer <= now { while let entry = timers.popDue(now) { fire(entry, now: now) } }
+                }
             }
             now = MonotonicTime.now()
             while let entry = timers.popDue(now) { fire(entry, now: now) }
@@ -293,7 +300,10 @@ final class BrokerLoop: @unchecked Sendable {
         }
         statistics.requestsAccepted += 1
         inflight[key] = request
-        timers.push(.init(time: request.deadline, kind: .deadline, request: request))
+        // Act a little before the deadline (a tenth of it, at most the configured margin) so that the reply
+        // arrives by the deadline.
+        let margin = min(deadlineNanos / 10, maxReplyMarginNanos)
+        timers.push(.init(time: request.deadline - margin, kind: .deadline, request: request))
         dispatch(request)
     }
 

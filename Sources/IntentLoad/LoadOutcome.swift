@@ -1,4 +1,4 @@
-import ConciergeJSON
+import IntentWire
 
 /// Names what a reply says, for the outcome counts of a load run.
 ///
@@ -12,30 +12,42 @@ public enum LoadOutcome {
 
     /// The outcome key of a final reply's body for `phase`.
     public static func final(phase: String, body: UnsafeRawBufferPointer) -> String {
-        guard let value = try? JSONValue.parse(body) else { return "final.\(phase).unparsable" }
-        return "final.\(phase).\(code(of: value, phase: phase))"
+        guard let code = code(phase: phase, body: body) else { return "final.\(phase).unparsable" }
+        return "final.\(phase).\(code)"
     }
 
     /// The outcome key of an error reply's body (`{"code": ..., "message": ...}`).
     public static func error(body: UnsafeRawBufferPointer) -> String {
-        guard let value = try? JSONValue.parse(body), let code = value["code"]?.stringValue else {
-            return "error.unparsable"
-        }
-        return "error.\(code)"
+        var scanner = JSONScanner(body)
+        guard let code = scanner.stringMember("code"), !code.isEmpty else { return "error.unparsable" }
+        return "error.\(String(decoding: code, as: UTF8.self))"
     }
 
-    /// The response code of `phase` in an Interaction, or the summary kind of its resolutions.
-    static func code(of interaction: JSONValue, phase: String) -> String {
-        guard let output = interaction[phase] else { return "missing" }
-        if phase != "resolve" { return output["code"]?.stringValue ?? "missing" }
-        // The kind that most needs the user wins; all success/notRequired is success.
-        let order = ["unsupported", "disambiguation", "confirmationRequired", "needsValue"]
-        var worst: Int?
-        for resolution in output.objectValue?.values ?? [:].values {
-            if let kind = resolution["kind"]?.stringValue, let rank = order.firstIndex(of: kind) {
-                worst = min(worst ?? rank, rank)
-            }
+    /// The response code of `phase` in an Interaction body, or the summary kind of its resolutions (the kind
+    /// that most needs the user wins; all success or notRequired is `success`). Reads the body without parsing
+    /// all of it.
+    static func code(phase: String, body: UnsafeRawBufferPointer) -> String? {
+        var scanner = JSONScanner(body)
+        var phaseBytes = phase
+        let entered = phaseBytes.withUTF8 { scanner.enterMember(UnsafeRawBufferPointer($0)) }
+        guard entered else { return nil }
+        if phase != "resolve" {
+            return scanner.stringMember("code").map { String(decoding: $0, as: UTF8.self) }
         }
-        return worst.map { order[$0] } ?? "success"
+        var worst = resolutionOrder.count
+        let wellFormed = scanner.forEachMember { _, resolution in
+            if let kind = resolution.stringMember("kind"),
+                let rank = resolutionOrder.firstIndex(where: { $0.matches(kind) })
+            {
+                worst = min(worst, rank)
+            }
+            return true
+        }
+        guard wellFormed else { return nil }
+        return worst < resolutionOrder.count ? resolutionOrder[worst].description : "success"
     }
+
+    private static let resolutionOrder: [StaticString] = [
+        "unsupported", "disambiguation", "confirmationRequired", "needsValue",
+    ]
 }

@@ -174,6 +174,7 @@ struct LoadEngine: ~Copyable {
         var drainEnd = UInt64.max
         var nextProgress = start + progressInterval
         var completedAtLastProgress = 0
+        var completedAll = 0  // warm-up included, for the progress line
         var poller = ZMQPoller()
         for socket in sockets { poller.add(socket) }
         var buffer = ZMQMultipart(capacity: 8)
@@ -232,6 +233,7 @@ struct LoadEngine: ~Copyable {
                     while try socket.receive(into: &buffer) {
                         let now = MonotonicTime.now()
                         guard let ended = handleReply(&buffer, now: now, recorder: &recorder) else { continue }
+                        completedAll += 1
                         if ended.measured { lastMeasuredReply = now }
                         // Closed loop: the next request takes the slot of the one that ended.
                         if offering, schedule == nil, now < offerEnd, !stopFlag.value.load(ordering: .relaxed) {
@@ -249,7 +251,7 @@ struct LoadEngine: ~Copyable {
 
                 now = MonotonicTime.now()
                 if now >= nextProgress {
-                    let completed = recorder.finalReplies + recorder.errorReplies
+                    let completed = completedAll
                     let seconds = Double(now - nextProgress + progressInterval) / 1e9
                     progress?(
                         LoadProgress(

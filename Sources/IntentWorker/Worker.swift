@@ -293,7 +293,7 @@ final class WorkerLoop: @unchecked Sendable {
         }
         running += 1
         let context = HandlerContext(
-            jobID: jobID.map { String($0, radix: 16) }.joined(),
+            jobID: Self.hex(jobID),
             workerName: configuration.name,
             phase: phase,
             deadline: .now + .milliseconds(left)
@@ -307,6 +307,18 @@ final class WorkerLoop: @unchecked Sendable {
             Task(executorPreference: executor, operation: job)
         } else {
             Task.detached(operation: job)
+        }
+    }
+
+    /// Lower-case hex of a job id, two digits a byte (one allocation).
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
+            for (index, byte) in bytes.enumerated() {
+                buffer[2 * index] = digits[Int(byte >> 4)]
+                buffer[2 * index + 1] = digits[Int(byte & 0x0F)]
+            }
+            return bytes.count * 2
         }
     }
 

@@ -17,6 +17,9 @@ struct BrokerOptions: ParsableArguments {
     @Option(help: "Hard limit per request in milliseconds (then error `timeout`).")
     var hardLimitMs: Int = 60_000
 
+    @Option(help: "Act on a deadline up to this many ms early (a tenth of the deadline at most) so replies arrive in time.")
+    var replyMarginMs: Int = 50
+
     @Option(help: "Heartbeat interval in milliseconds.")
     var heartbeatMs: Int = 1000
 
@@ -32,6 +35,7 @@ struct BrokerOptions: ParsableArguments {
             backendEndpoint: backend,
             defaultDeadline: .milliseconds(deadlineMs),
             hardLimit: .milliseconds(hardLimitMs),
+            maxReplyMargin: .milliseconds(replyMarginMs),
             heartbeatInterval: .milliseconds(heartbeatMs),
             resultTTL: .seconds(resultTtl),
             maxBodySize: maxBody

@@ -1,0 +1,133 @@
+/// Finds a few values in a JSON document without building it: the load client classifies every reply by its
+/// response code, and a full parse per reply would make the client cost more than the broker it measures.
+///
+/// Strings are returned raw (escapes not decoded): the codes and kinds it reads are plain ASCII words. Any
+/// malformed input makes a lookup return nil.
+struct JSONScanner {
+    let bytes: UnsafeRawBufferPointer
+    private(set) var position = 0
+    private static let maxDepth = 64
+
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    /// Calls `body` with each member of the object that starts at the current position (key raw bytes, then a
+    /// scanner positioned at the value); stops early when `body` returns false. Leaves the position after the
+    /// object. Returns false when the input is not a well-formed object.
+    mutating func forEachMember(_ body: (UnsafeRawBufferPointer, inout JSONScanner) -> Bool) -> Bool {
+        skipSpaces()
+        guard consume(UInt8(ascii: "{")) else { return false }
+        skipSpaces()
+        if consume(UInt8(ascii: "}")) { return true }
+        while true {
+            skipSpaces()
+            guard let key = readString() else { return false }
+            skipSpaces()
+            guard consume(UInt8(ascii: ":")) else { return false }
+            skipSpaces()
+            let valueStart = position
+            var valueScanner = self
+            if !body(key, &valueScanner) { return true }
+            position = valueStart
+            guard skipValue(depth: 0) else { return false }
+            skipSpaces()
+            if consume(UInt8(ascii: ",")) { continue }
+            return consume(UInt8(ascii: "}"))
+        }
+    }
+
+    /// The raw bytes of member `key` of the object at the current position, if it is a string.
+    mutating func stringMember(_ key: StaticString) -> UnsafeRawBufferPointer? {
+        var found: UnsafeRawBufferPointer?
+        _ = forEachMember { name, value in
+            guard key.matches(name) else { return true }
+            value.skipSpaces()
+            found = value.readString()
+            return false
+        }
+        return found
+    }
+
+    /// Positions the scanner at the value of member `key` of the object at the current position.
+    mutating func enterMember(_ key: UnsafeRawBufferPointer) -> Bool {
+        var target: Int?
+        _ = forEachMember { name, value in
+            guard name.elementsEqual(key) else { return true }
+            target = value.position
+            return false
+        }
+        guard let target else { return false }
+        position = target
+        return true
+    }
+
+    // MARK: Lexing
+
+    mutating func skipSpaces() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x09, 0x0A, 0x0D: position += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func consume(_ byte: UInt8) -> Bool {
+        guard position < bytes.count, bytes[position] == byte else { return false }
+        position += 1
+        return true
+    }
+
+    /// Reads a string at the position; returns its raw content.
+    mutating func readString() -> UnsafeRawBufferPointer? {
+        guard consume(UInt8(ascii: "\"")) else { return nil }
+        let start = position
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") {
+                let content = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
+                position += 1
+                return content
+            }
+            position += byte == UInt8(ascii: "\\") ? 2 : 1
+        }
+        return nil
+    }
+
+    private mutating func skipValue(depth: Int) -> Bool {
+        guard depth < Self.maxDepth, position < bytes.count else { return false }
+        switch bytes[position] {
+        case UInt8(ascii: "\""):
+            return readString() != nil
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            let close = bytes[position] == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            let isObject = close == UInt8(ascii: "}")
+            position += 1
+            skipSpaces()
+            if consume(close) { return true }
+            while true {
+                skipSpaces()
+                if isObject {
+                    guard readString() != nil else { return false }
+                    skipSpaces()
+                    guard consume(UInt8(ascii: ":")) else { return false }
+                    skipSpaces()
+                }
+                guard skipValue(depth: depth + 1) else { return false }
+                skipSpaces()
+                if consume(UInt8(ascii: ",")) { continue }
+                return consume(close)
+            }
+        default:
+            // Numbers and literals: everything up to a delimiter.
+            let start = position
+            while position < bytes.count {
+                switch bytes[position] {
+                case UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0A, 0x0D:
+                    return position > start
+                default: position += 1
+                }
+            }
+            return position > start
+        }
+    }
+}
