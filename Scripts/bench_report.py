@@ -36,7 +36,9 @@ def figures(summary):
 
 meta = dict(line.rstrip("\n").split(": ", 1) for line in open(os.path.join(out, "meta.txt")) if ": " in line)
 c_thr, c_lat = result_line("c_broker_100.txt"), result_line("c_broker_lat.txt")
+client_alone = figures(load("client_alone"))
 rows = [
+    ("load client alone (CIP sink, no broker), 100 in flight", client_alone, None),
     ("raw libzmq, 1 in flight", result_line("raw_lat.txt"), None),
     ("raw libzmq, 100 in flight", result_line("raw_100.txt"), None),
     ("C broker (credit 10), 1 in flight", c_lat, None),

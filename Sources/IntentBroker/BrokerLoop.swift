@@ -35,6 +35,12 @@ final class BrokerLoop: @unchecked Sendable {
     private var typeOrphanedAt: [UInt64] = []
     /// Where the next round-robin search starts, per intent type.
     private var typeCursor: [Int] = []
+    /// Jobs answered per intent type since the last rate update, and the smoothed rate (jobs per second): how
+    /// fast each type's queue moves, to shed at once a request that could not start before its deadline.
+    private var typeAnswered: [Int] = []
+    private var typeJobRate: [Double] = []
+    private var nextRateUpdate: UInt64 = 0
+    private var lastRateUpdate: UInt64 = 0
     private var queuedCount = 0
     private var timers = TimerHeap()
     private var results: ResultStore
@@ -154,6 +160,7 @@ final class BrokerLoop: @unchecked Sendable {
             }
             now = MonotonicTime.now()
             while let entry = timers.popDue(now) { fire(entry, now: now) }
+            if now >= nextRateUpdate { updateJobRates(now: now) }
             if now >= nextHeartbeat {
                 heartbeat(now: now)
                 nextHeartbeat = now + heartbeatNanos
@@ -294,9 +301,23 @@ final class BrokerLoop: @unchecked Sendable {
             key: key, intentType: type, requested: phase, body: message.take(7), arrival: now,
             deadline: now + deadlineNanos
         )
-        if queuedCount >= configuration.maxQueuedRequests && pickWorker(for: type) == nil {
-            replyError(client: client, id: id, phase: phase.name, .busy, "the broker's queue is full")
-            return
+        if !typeQueues[type].isEmpty || pickWorker(for: type) == nil {
+            if queuedCount >= configuration.maxQueuedRequests {
+                replyError(client: client, id: id, phase: phase.name, .busy, "the broker's queue is full")
+                return
+            }
+            // Shed at once what the queue would not start before the deadline (its measured pace).
+            let rate = typeJobRate[type]
+            let ahead = Double(typeQueues[type].count + 1)
+            if rate > 0, ahead / rate * 1e9 > Double(deadlineNanos) * 0.8 {
+                statistics.shedRequests += 1
+                replyError(
+                    client: client, id: id, phase: phase.name, .busy,
+                    "no worker could start the request before its deadline (\(Int(ahead)) queued, about "
+                        + "\(Int(rate)) jobs/s)"
+                )
+                return
+            }
         }
         statistics.requestsAccepted += 1
         inflight[key] = request
@@ -461,6 +482,8 @@ final class BrokerLoop: @unchecked Sendable {
         typeQueues.append([])
         typeOrphanedAt.append(0)
         typeCursor.append(0)
+        typeAnswered.append(0)
+        typeJobRate.append(0)
         return index
     }
 
@@ -478,6 +501,7 @@ final class BrokerLoop: @unchecked Sendable {
             return
         }
         defer { fill(worker) }
+        typeAnswered[request.intentType] += 1
         guard request.state != .done else { return }  // already answered (timeout); the slot is free again
         request.worker = nil
         let body = message.take(5)
@@ -768,6 +792,22 @@ final class BrokerLoop: @unchecked Sendable {
                 body: WireBody.error(.timeout, "the request did not finish within the hard limit")
             )
         }
+    }
+
+    /// Smooths each type's answered-jobs rate over windows of about 100 ms.
+    private func updateJobRates(now: UInt64) {
+        let elapsed = Double(now - lastRateUpdate) / 1e9
+        if lastRateUpdate > 0 && elapsed > 0 {
+            // An idle type keeps its last pace (a burst after a quiet spell must not look like a stalled queue);
+            // a type with a queue and no answers slows down to nothing, as it should.
+            for type in typeAnswered.indices where typeAnswered[type] > 0 || !typeQueues[type].isEmpty {
+                let sample = Double(typeAnswered[type]) / elapsed
+                typeJobRate[type] = typeJobRate[type] == 0 ? sample : 0.7 * typeJobRate[type] + 0.3 * sample
+                typeAnswered[type] = 0
+            }
+        }
+        lastRateUpdate = now
+        nextRateUpdate = now + 100_000_000
     }
 
     private func heartbeat(now: UInt64) {

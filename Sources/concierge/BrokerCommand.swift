@@ -23,6 +23,12 @@ struct BrokerOptions: ParsableArguments {
     @Option(help: "Heartbeat interval in milliseconds.")
     var heartbeatMs: Int = 1000
 
+    @Option(help: "Most finished results kept for STATUS queries.")
+    var maxResults: Int = 100_000
+
+    @Option(help: "Most requests waiting for a worker (all intent types); past it, error `busy`.")
+    var maxQueued: Int = 100_000
+
     @Option(help: "Largest request body in bytes.")
     var maxBody: Int = 1 << 20
 
@@ -38,7 +44,9 @@ struct BrokerOptions: ParsableArguments {
             maxReplyMargin: .milliseconds(replyMarginMs),
             heartbeatInterval: .milliseconds(heartbeatMs),
             resultTTL: .seconds(resultTtl),
-            maxBodySize: maxBody
+            maxStoredResults: maxResults,
+            maxBodySize: maxBody,
+            maxQueuedRequests: maxQueued
         )
     }
 }

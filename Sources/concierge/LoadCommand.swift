@@ -28,7 +28,7 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Open loop: arrival rate in requests per second.")
     var rate: Double?
 
-    @Option(help: "Connections to spread the requests over (default: 4, at most --concurrency).")
+    @Option(help: "Connections to spread the requests over (default 4; never more than --concurrency).")
     var connections: Int?
 
     @Option(help: "How long to offer load after the warm-up: 10s, 500ms, 2m.")
@@ -154,7 +154,7 @@ struct LoadCommand: AsyncParsableCommand {
         if rate != nil && concurrency != nil { throw ValidationError("give --concurrency or --rate, not both") }
         let mode: LoadConfiguration.Mode = rate.map { .open(rate: $0) } ?? .closed(concurrency: concurrency ?? 100)
         var connections = self.connections ?? 4
-        if self.connections == nil, case .closed(let concurrency) = mode { connections = min(connections, concurrency) }
+        if case .closed(let concurrency) = mode { connections = min(connections, concurrency) }
         var runFor: Duration? = try self.duration.map { try parse($0, "--duration") }
         if runFor == nil && requests == nil { runFor = .seconds(10) }
         return LoadConfiguration(
