@@ -134,7 +134,7 @@ let package = Package(
         .testTarget(name: "IntentWireTests", dependencies: ["IntentWire"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntentLoadTests",
-            dependencies: ["IntentLoad", "concierge", "ConciergeTestKit", "ConciergeJSON", "ZeroMQ"],
+            dependencies: ["IntentLoad", "concierge", "ConciergeTestKit", "ConciergeJSON", "ZeroMQ", "IntentWire"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
