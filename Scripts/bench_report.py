@@ -85,7 +85,7 @@ if overload:
     first = overload["first_reply_us"]
     print(
         f"Overload: offered {fmt(overload.get('offered_rps'))} req/s (target {meta.get('overload_rate')}) for "
-        f"{overload.get('duration_s')} s with a 1 s deadline: {fmt(overload['throughput_rps'])} answered/s; "
+        f"{overload.get('duration_s')} s with a 1 s deadline: {fmt(overload['answered_rps'])} answered/s (final {fmt(overload['throughput_rps'])}); "
         f"first reply p99 {fmt(first['p99'])} µs, max {fmt(first['max'])} µs; deadline misses "
         f"{overload['deadline_misses']}; unanswered {overload.get('unanswered')}; outcomes {json.dumps(overload['outcomes'])}; "
         f"broker RSS peak {int(meta.get('overload_broker_peak_rss_kb', 0)) / 1024:.1f} MiB "

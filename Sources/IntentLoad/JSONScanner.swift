@@ -11,13 +11,14 @@ struct JSONScanner {
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     /// Calls `body` with each member of the object that starts at the current position (key raw bytes, then a
-    /// scanner positioned at the value); stops early when `body` returns false. Leaves the position after the
-    /// object. Returns false when the input is not a well-formed object.
+    /// scanner positioned at the value) until `body` returns false; the rest of the object is still checked.
+    /// Leaves the position after the object. Returns false when the input is not a well-formed object.
     mutating func forEachMember(_ body: (UnsafeRawBufferPointer, inout JSONScanner) -> Bool) -> Bool {
         skipSpaces()
         guard consume(UInt8(ascii: "{")) else { return false }
         skipSpaces()
         if consume(UInt8(ascii: "}")) { return true }
+        var wantsMore = true
         while true {
             skipSpaces()
             guard let key = readString() else { return false }
@@ -25,8 +26,10 @@ struct JSONScanner {
             guard consume(UInt8(ascii: ":")) else { return false }
             skipSpaces()
             let valueStart = position
-            var valueScanner = self
-            if !body(key, &valueScanner) { return true }
+            if wantsMore {
+                var valueScanner = self
+                wantsMore = body(key, &valueScanner)
+            }
             position = valueStart
             guard skipValue(depth: 0) else { return false }
             skipSpaces()
@@ -38,24 +41,24 @@ struct JSONScanner {
     /// The raw bytes of member `key` of the object at the current position, if it is a string.
     mutating func stringMember(_ key: StaticString) -> UnsafeRawBufferPointer? {
         var found: UnsafeRawBufferPointer?
-        _ = forEachMember { name, value in
+        let wellFormed = forEachMember { name, value in
             guard key.matches(name) else { return true }
             value.skipSpaces()
             found = value.readString()
             return false
         }
-        return found
+        return wellFormed ? found : nil
     }
 
     /// Positions the scanner at the value of member `key` of the object at the current position.
     mutating func enterMember(_ key: UnsafeRawBufferPointer) -> Bool {
         var target: Int?
-        _ = forEachMember { name, value in
+        let wellFormed = forEachMember { name, value in
             guard name.elementsEqual(key) else { return true }
             target = value.position
             return false
         }
-        guard let target else { return false }
+        guard wellFormed, let target else { return false }
         position = target
         return true
     }

@@ -11,9 +11,10 @@ public enum LoadDuration {
             let number = trimmed.dropLast(unit.suffix.count)
             // "ms" also ends in "s", "us" is tried before "s": only accept a pure number before the suffix.
             guard let value = Double(number), value >= 0, value.isFinite else { continue }
+            guard value * unit.nanoseconds < 9.2e18 else { return nil }  // beyond Int64 nanoseconds (292 years)
             return .nanoseconds(Int64(value * unit.nanoseconds))
         }
-        if let seconds = Double(trimmed), seconds >= 0, seconds.isFinite {
+        if let seconds = Double(trimmed), seconds >= 0, seconds.isFinite, seconds * 1e9 < 9.2e18 {
             return .nanoseconds(Int64(seconds * 1e9))
         }
         return nil

@@ -185,7 +185,9 @@ struct LoadEngine: ~Copyable {
             if case .closed(let concurrency) = configuration.mode {
                 for index in 0..<concurrency {
                     let now = MonotonicTime.now()
-                    let measured = shouldMeasure(now) && measuredSent < countLimit
+                    // Past the warm-up, never more than the request count.
+                    if shouldMeasure(now) && measuredSent >= countLimit { break }
+                    let measured = shouldMeasure(now)
                     try send(connection: index % sockets.count, intended: now, now: now, measured: measured)
                     if measured {
                         measuredSent += 1
@@ -195,14 +197,9 @@ struct LoadEngine: ~Copyable {
             }
             while true {
                 var now = MonotonicTime.now()
-                if offering
-                    && (now >= offerEnd || measuredSent >= countLimit || stopFlag.value.load(ordering: .relaxed))
-                {
-                    offering = false
-                    drainEnd = now + configuration.drainTimeout.nanoseconds
-                }
                 if offering, let schedule {
-                    let due = schedule.dueCount(at: now)
+                    // Everything due by now and meant for the window, even after a stall at its very end.
+                    let due = schedule.dueCount(at: min(now, offerEnd &- 1))
                     while nextIndex < due && inflight.count < configuration.maxInFlight && measuredSent < countLimit {
                         let intended = schedule.intendedTime(of: nextIndex)
                         guard intended < offerEnd else { break }
@@ -216,6 +213,12 @@ struct LoadEngine: ~Copyable {
                         nextIndex += 1
                     }
                     backlogMax = max(backlogMax, due - nextIndex)
+                }
+                if offering
+                    && (now >= offerEnd || measuredSent >= countLimit || stopFlag.value.load(ordering: .relaxed))
+                {
+                    offering = false
+                    drainEnd = now + configuration.drainTimeout.nanoseconds
                 }
                 if !offering && (inflight.isEmpty || now >= drainEnd) { break }
 

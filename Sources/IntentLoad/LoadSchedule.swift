@@ -24,6 +24,10 @@ public struct LoadSchedule: Sendable, Equatable {
     /// How many requests are due at `now` (requests 0 ..< result).
     public func dueCount(at now: UInt64) -> Int {
         guard now >= start else { return 0 }
-        return Int(Double(now - start) / intervalNanos) + 1
+        // Estimate, then settle on the intended times themselves (they are rounded down to whole nanoseconds).
+        var count = Int(Double(now - start) / intervalNanos) + 1
+        while intendedTime(of: count) <= now { count += 1 }
+        while count > 0 && intendedTime(of: count - 1) > now { count -= 1 }
+        return count
     }
 }
