@@ -37,7 +37,8 @@ public struct LatencyPercentiles: Sendable, Equatable {
 extension Histogram where Count == UInt64 {
     /// A latency histogram in microseconds: 1 µs to 1 hour, 3 significant digits.
     static func latency() -> Self {
-        Histogram(lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
+        Histogram(
+            lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
     }
 
     /// Records a latency given in nanoseconds (clamped into the trackable range).

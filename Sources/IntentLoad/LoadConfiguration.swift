@@ -82,6 +82,8 @@ public struct LoadConfiguration: Sendable {
             throw fail("the deadline must be 10 to 60000 ms")
         }
         guard maxInFlight >= 1 else { throw fail("max in flight must be at least 1") }
-        guard warmup >= .zero, drainTimeout >= .zero else { throw fail("warm-up and drain timeout must not be negative") }
+        guard warmup >= .zero, drainTimeout >= .zero else {
+            throw fail("warm-up and drain timeout must not be negative")
+        }
     }
 }

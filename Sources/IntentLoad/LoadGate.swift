@@ -47,7 +47,8 @@ public struct LoadGate: Sendable {
             )
         }
         if let maxErrors, summary.errors > maxErrors {
-            broken.append("\(summary.errors) errors (error replies and unanswered requests), at most \(maxErrors) allowed")
+            broken.append(
+                "\(summary.errors) errors (error replies and unanswered requests), at most \(maxErrors) allowed")
         }
         if let maxDeadlineMisses, summary.deadlineMisses > maxDeadlineMisses {
             broken.append("\(summary.deadlineMisses) deadline misses, at most \(maxDeadlineMisses) allowed")

@@ -204,7 +204,8 @@ struct LoadEngine: ~Copyable {
                         let intended = schedule.intendedTime(of: nextIndex)
                         guard intended < offerEnd else { break }
                         let measured = shouldMeasure(intended)
-                        try send(connection: nextIndex % sockets.count, intended: intended, now: now, measured: measured)
+                        try send(
+                            connection: nextIndex % sockets.count, intended: intended, now: now, measured: measured)
                         if measured {
                             measuredSent += 1
                             lastMeasuredSend = now

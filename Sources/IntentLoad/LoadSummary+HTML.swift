@@ -69,7 +69,8 @@ extension LoadSummary {
         func sy(_ y: Double) -> Double {
             top + (1 - (log10(y) - logMin) / (logMax - logMin)) * (height - top - bottom)
         }
-        var svg = "<svg width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\">\n"
+        var svg =
+            "<svg width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\">\n"
         for decade in Int(logMin)...Int(logMax) {
             let y = sy(pow10(decade))
             svg += line(left, y, width - right, y, "grid")
@@ -107,7 +108,8 @@ extension LoadSummary {
         func sx(_ index: Double) -> Double { left + index * barWidth }
         func syRate(_ value: Double) -> Double { top + (1 - value / maxRate) * (height - top - bottom) }
         func syP99(_ value: Double) -> Double { top + (1 - value / maxP99) * (height - top - bottom) }
-        var svg = "<svg width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\">\n"
+        var svg =
+            "<svg width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\">\n"
         for step in 0...4 {
             let fraction = Double(step) / 4
             let y = top + (1 - fraction) * (height - top - bottom)
@@ -133,7 +135,8 @@ extension LoadSummary {
         svg += "<polyline fill=\"none\" stroke=\"#d9822b\" stroke-width=\"2\" points=\"\(path)\"/>\n"
         let labelStep = max(1, timeline.count / 10)
         for index in stride(from: 0, to: timeline.count, by: labelStep) {
-            svg += text(sx(Double(index) + 0.5), height - bottom + 16, "\(timeline[index].second + 1)s", anchor: "middle")
+            svg += text(
+                sx(Double(index) + 0.5), height - bottom + 16, "\(timeline[index].second + 1)s", anchor: "middle")
         }
         svg += line(left, height - bottom, width - right, height - bottom, "axis")
         svg += text(left, top - 6, "completed/s (errors in red)", anchor: "start")
@@ -152,7 +155,8 @@ extension LoadSummary {
     private func fmt(_ value: Double) -> String { LoadFormat.fixed(value, 1) }
 
     static func milliseconds(_ value: Double) -> String {
-        value >= 1 || value == 0 ? "\(LoadFormat.fixed(value, value >= 10 ? 0 : 1)) ms" : "\(LoadFormat.fixed(value, 3)) ms"
+        value >= 1 || value == 0
+            ? "\(LoadFormat.fixed(value, value >= 10 ? 0 : 1)) ms" : "\(LoadFormat.fixed(value, 3)) ms"
     }
 }
 

@@ -72,7 +72,8 @@ public struct LoadWorkload: Sendable {
         }
         let body: JSONValue = ["intent": ["type": "Echo", "parameters": .object(parameters)]]
         // A workload of one valid item cannot fail.
-        return try! LoadWorkload(items: [Item(label: "Echo", intentType: "Echo", phase: phase, body: body.serialized())])
+        return try! LoadWorkload(items: [Item(label: "Echo", intentType: "Echo", phase: phase, body: body.serialized())]
+        )
     }
 
     /// A weighted mix from JSON: `[{"weight": 3, "phase": "lifecycle", "label": "...", "intent": {"type": ...,
@@ -107,7 +108,9 @@ public struct LoadWorkload: Sendable {
             let label = entry["label"]?.stringValue ?? type
             let body: JSONValue = ["intent": intent]
             items.append(
-                Item(label: label, intentType: type, phase: overridePhase ?? phase, body: body.serialized(), weight: weight)
+                Item(
+                    label: label, intentType: type, phase: overridePhase ?? phase, body: body.serialized(),
+                    weight: weight)
             )
         }
         return try LoadWorkload(items: items)

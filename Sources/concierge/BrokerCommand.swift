@@ -17,7 +17,8 @@ struct BrokerOptions: ParsableArguments {
     @Option(help: "Hard limit per request in milliseconds (then error `timeout`).")
     var hardLimitMs: Int = 60_000
 
-    @Option(help: "Act on a deadline up to this many ms early (a tenth of the deadline at most) so replies arrive in time.")
+    @Option(
+        help: "Act on a deadline up to this many ms early (a tenth of the deadline at most) so replies arrive in time.")
     var replyMarginMs: Int = 50
 
     @Option(help: "Heartbeat interval in milliseconds.")

@@ -73,7 +73,10 @@ struct LoadCommand: AsyncParsableCommand {
     @Flag(help: "Print the JSON summary on standard output instead of the table.")
     var json = false
 
-    @Option(help: "Write the final-reply latency distribution (HdrHistogram .hgrm, ms) here, and the first-reply one to <name>.first.hgrm.")
+    @Option(
+        help:
+            "Write the final-reply latency distribution (HdrHistogram .hgrm, ms) here, and the first-reply one to <name>.first.hgrm."
+    )
     var hgrm: String?
 
     @Option(help: "Write an HTML report with charts here.")

@@ -38,7 +38,9 @@ func cipSink(_ endpoint: String, replyBytes: Int) throws {
     try socket.setOption(.receiveHighWaterMark, 0)
     try socket.bind(endpoint)
     let prefix = Array(#"{"handle":{"code":"success"},"text":""#.utf8)
-    let body = prefix + [UInt8](repeating: UInt8(ascii: "x"), count: max(0, replyBytes - prefix.count - 2)) + Array(#""}"#.utf8)
+    let body =
+        prefix + [UInt8](repeating: UInt8(ascii: "x"), count: max(0, replyBytes - prefix.count - 2))
+        + Array(#""}"#.utf8)
     var buffer = ZMQMultipart(capacity: 8)
     while true {
         guard try socket.receive(into: &buffer, dontWait: false) else { continue }

@@ -18,12 +18,14 @@ import Testing
         try await cluster.waitUntilServing(client)
         // Teach the broker this type's pace: one 100 ms job at a time, about 10 jobs/s at most.
         for index in 0..<4 {
-            let reply = try await client.request(intent: echo(["text": .string("pace \(index)"), "delayMs": 100]), phase: .handle)
+            let reply = try await client.request(
+                intent: echo(["text": .string("pace \(index)"), "delayMs": 100]), phase: .handle)
             #expect(reply.status == .final)
         }
         // 20 at once with a 1 s deadline: the queue can start about 8 of them in time, the rest must hear `busy`.
         let streams = (0..<20).map {
-            client.send(intent: echo(["text": .string("burst \($0)"), "delayMs": 100]), phase: .handle, deadline: .seconds(1))
+            client.send(
+                intent: echo(["text": .string("burst \($0)"), "delayMs": 100]), phase: .handle, deadline: .seconds(1))
         }
         var busy = 0
         var busyAtArrival = 0
