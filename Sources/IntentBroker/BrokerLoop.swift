@@ -301,7 +301,7 @@ final class BrokerLoop: @unchecked Sendable {
             key: key, intentType: type, requested: phase, body: message.take(7), arrival: now,
             deadline: now + deadlineNanos
         )
-        if !typeQueues[type].isEmpty || pickWorker(for: type) == nil {
+        if !typeQueues[type].isEmpty || !anyWorkerHasRoom(for: type) {
             if queuedCount >= configuration.maxQueuedRequests {
                 replyError(client: client, id: id, phase: phase.name, .busy, "the broker's queue is full")
                 return
@@ -554,6 +554,11 @@ final class BrokerLoop: @unchecked Sendable {
     }
 
     // MARK: Dispatching
+
+    /// Whether a worker of `type` could take a job now (no side effects: the round-robin cursor stays put).
+    private func anyWorkerHasRoom(for type: Int) -> Bool {
+        typeWorkers[type].contains { $0.hasRoom }
+    }
 
     /// The least-loaded worker of `type` with room; ties go round-robin so idle workers share the work.
     private func pickWorker(for type: Int) -> WorkerEntry? {
