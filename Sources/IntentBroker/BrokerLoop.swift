@@ -72,11 +72,19 @@ final class BrokerLoop: @unchecked Sendable {
                 message: "heartbeat must be > 0 and the hard limit at least the default deadline"
             )
         }
-        context = ZMQContext(ioThreads: configuration.ioThreads)
+        // Sockets first in locals: if anything fails, they are closed before the context is terminated
+        // (zmq_ctx_term waits for every open socket, so the other order would hang instead of failing).
+        let context = ZMQContext(ioThreads: configuration.ioThreads)
+        var created: [ZMQSocket] = []
+        func fail(_ code: BrokerError.Code, _ message: String) -> BrokerError {
+            for socket in created { socket.close() }
+            context.terminate()
+            return BrokerError(code: code, message: message)
+        }
         do {
-            frontend = try ZMQSocket(context: context, type: .router)
-            backend = try ZMQSocket(context: context, type: .router)
-            for socket in [frontend, backend] {
+            for _ in 0..<2 {
+                let socket = try ZMQSocket(context: context, type: .router)
+                created.append(socket)
                 // Never drop a message silently (libzmq#2037) and let a restarted peer take over its id (#4603).
                 try socket.setOption(.routerMandatory, 1)
                 try socket.setOption(.routerHandover, 1)
@@ -86,18 +94,21 @@ final class BrokerLoop: @unchecked Sendable {
                 try socket.setOption(.maxMessageSize, int64: Int64(configuration.maxBodySize) * 2 + 65_536)
             }
         } catch {
-            throw BrokerError(code: .badConfiguration, message: "\(error)")
+            throw fail(.badConfiguration, "\(error)")
         }
         do {
-            try frontend.bind(configuration.frontendEndpoint)
+            try created[0].bind(configuration.frontendEndpoint)
         } catch {
-            throw BrokerError(code: .bindFailed, message: "frontend \(configuration.frontendEndpoint): \(error)")
+            throw fail(.bindFailed, "frontend \(configuration.frontendEndpoint): \(error)")
         }
         do {
-            try backend.bind(configuration.backendEndpoint)
+            try created[1].bind(configuration.backendEndpoint)
         } catch {
-            throw BrokerError(code: .bindFailed, message: "backend \(configuration.backendEndpoint): \(error)")
+            throw fail(.bindFailed, "backend \(configuration.backendEndpoint): \(error)")
         }
+        self.context = context
+        frontend = created[0]
+        backend = created[1]
         frontendEndpoint = frontend.lastEndpoint
         backendEndpoint = backend.lastEndpoint
     }

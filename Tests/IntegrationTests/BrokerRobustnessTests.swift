@@ -30,6 +30,30 @@ import ZeroMQ
         return (try? JSONValue.parse(frames[5]))?["code"]?.stringValue
     }
 
+    @Test func anEndpointInUseFailsWithBindFailedInsteadOfHanging() async throws {
+        let cluster = try Cluster()
+        // Hold a loopback TCP port (ipc:// binds take the path over instead of failing, so TCP shows the clash).
+        let context = ZMQContext()
+        let holder = try ZMQSocket(context: context, type: .router)
+        try holder.bind("tcp://127.0.0.1:*")
+        defer {
+            holder.close()
+            context.terminate()
+        }
+        let taken = holder.lastEndpoint
+        // A broker whose frontend, then whose backend, is taken must exit at once with the stable code, not hang
+        // (terminating the context before closing the sockets made zmq_ctx_term wait forever).
+        for (name, arguments) in [
+            ("frontend-clash", ["--frontend", taken, "--backend", cluster.backend]),
+            ("backend-clash", ["--frontend", cluster.frontend, "--backend", taken]),
+        ] {
+            try cluster.start(name, ["broker"] + arguments)
+            let status = await cluster.waitForExit(name, seconds: 10)
+            #expect(status == 1, "\(name) still running or wrong status: \(String(describing: status))")
+            #expect(cluster.log(name).contains("bind-failed"))
+        }
+    }
+
     @Test func malformedFramesAndUnknownCommandsGetErrorRepliesWhileTheBrokerKeepsServing() async throws {
         let cluster = try Cluster()
         try cluster.startBroker()
