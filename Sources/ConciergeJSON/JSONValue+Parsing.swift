@@ -93,6 +93,10 @@ struct JSONParser {
     /// Members of the objects currently being parsed (innermost last), so each dictionary is built
     /// once at its final size instead of rehashing while it grows.
     var memberStack: [Member] = []
+    /// A top-level member whose value's byte range to record in ``locatedRange`` (see
+    /// `JSONValue.parse(_:maxDepth:locatingMember:)`).
+    var locateKey: String?
+    var locatedRange: Range<Int>?
 
     struct Member {
         let key: String
@@ -226,7 +230,15 @@ struct JSONParser {
             guard index < count else { throw fail(.unexpectedEnd, at: count) }
             guard bytes[index] == ASCII.colon else { throw fail(.unexpectedCharacter, at: index) }
             index += 1
-            let value = try parseValue(depth: depth)
+            let value: JSONValue
+            if depth == 1, let locateKey, key == locateKey {
+                skipWhitespace()
+                let start = index
+                value = try parseValue(depth: depth)
+                locatedRange = start..<index  // duplicate keys: the last one, as for the value
+            } else {
+                value = try parseValue(depth: depth)
+            }
             memberStack.append(Member(key: key, value: value))
             skipWhitespace()
             guard index < count else { throw fail(.unexpectedEnd, at: count) }

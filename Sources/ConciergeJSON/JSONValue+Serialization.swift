@@ -62,6 +62,11 @@ extension JSONValue: CustomStringConvertible {
 /// Byte-level helpers for serialization.
 enum JSONWriter {
     @inline(__always)
+    static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+    }
+
+    @inline(__always)
     static func appendStatic(_ text: StaticString, to buffer: inout [UInt8]) {
         text.withUTF8Buffer { buffer.append(contentsOf: $0) }
     }

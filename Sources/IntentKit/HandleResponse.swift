@@ -36,4 +36,34 @@ public struct HandleResponse<I: Intent>: Sendable {
         if let message { object["message"] = .string(message) }
         return .object(object)
     }
+
+    /// Writes the JSON form of a response without its own ``userActivity`` (the same document
+    /// ``jsonValue(intent:)`` gives, keys in the same order), with `intent`, the raw JSON text of the intent,
+    /// copied into the default activity as it is.
+    func writeWithDefaultActivity(intent: ArraySlice<UInt8>, into buffer: inout [UInt8]) {
+        var dataBytes: [UInt8] = []
+        if let data { JSONValue.object(data).write(into: &dataBytes) }
+        let codeValue = JSONValue.string(code.rawValue)
+        buffer.append(contentsOf: #"{"code":"#.utf8)
+        codeValue.write(into: &buffer)
+        if data != nil {
+            buffer.append(contentsOf: #","data":"#.utf8)
+            buffer.append(contentsOf: dataBytes)
+        }
+        if let message {
+            buffer.append(contentsOf: #","message":"#.utf8)
+            JSONValue.string(message).write(into: &buffer)
+        }
+        buffer.append(contentsOf: #","userActivity":{"activityType":"#.utf8)
+        JSONValue.string(I.intentType).write(into: &buffer)
+        buffer.append(contentsOf: #","userInfo":{"interaction":{"intent":"#.utf8)
+        buffer.append(contentsOf: intent)
+        buffer.append(contentsOf: #","response":{"code":"#.utf8)
+        codeValue.write(into: &buffer)
+        if data != nil {
+            buffer.append(contentsOf: #","data":"#.utf8)
+            buffer.append(contentsOf: dataBytes)
+        }
+        buffer.append(contentsOf: "}}}}}".utf8)
+    }
 }

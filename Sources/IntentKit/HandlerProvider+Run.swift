@@ -26,15 +26,15 @@ extension HandlerProvider {
                 )
             )
         }
-        let interaction: [String: JSONValue]
+        let interaction: _InteractionBody
         do {
-            let json = try JSONValue.parse(body)
+            let (json, intentRange) = try JSONValue.parse(body, locatingMember: "intent")
             guard case .object(let object) = json else {
                 return JobOutput(
                     error: IntentError(code: .badBody, message: "the body must be a JSON object, got \(json._kindName)")
                 )
             }
-            interaction = object
+            interaction = _InteractionBody(bytes: body, members: object, intentRange: intentRange)
         } catch {
             return JobOutput(
                 error: IntentError(

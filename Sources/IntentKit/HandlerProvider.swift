@@ -9,7 +9,7 @@ import ConciergeJSON
 /// ```
 public struct HandlerProvider: Sendable {
     struct Registration: Sendable {
-        let run: @Sendable (IntentPhase, [String: JSONValue], HandlerContext) async -> JobOutput
+        let run: @Sendable (IntentPhase, _InteractionBody, HandlerContext) async -> JobOutput
         let definition: @Sendable () -> IntentDefinition
     }
 
@@ -26,8 +26,8 @@ public struct HandlerProvider: Sendable {
         let names = H.Intent.parameters.map(\.name)
         assert(Set(names).count == names.count, "\(H.Intent.self) declares a parameter name twice")
         registrations[H.Intent.intentType] = Registration(
-            run: { phase, interaction, context in
-                await _JobRunner<H>.run(factory: factory, phase: phase, interaction: interaction, context: context)
+            run: { phase, body, context in
+                await _JobRunner<H>.run(factory: factory, phase: phase, body: body, context: context)
             },
             definition: { IntentDefinition(describing: H.Intent.self) }
         )

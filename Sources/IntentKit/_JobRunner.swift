@@ -7,9 +7,10 @@ enum _JobRunner<H: IntentHandler> {
     static func run(
         factory: @Sendable () -> H,
         phase: IntentPhase,
-        interaction: [String: JSONValue],
+        body: _InteractionBody,
         context: HandlerContext
     ) async -> JobOutput {
+        let interaction = body.members
         guard let intentJSON = interaction["intent"] else {
             return JobOutput(error: IntentError(code: .badBody, message: "the body has no \"intent\""))
         }
@@ -40,7 +41,13 @@ enum _JobRunner<H: IntentHandler> {
                     )
                 )
             }
-            return resolve(intent: intent, intentJSON: intentJSON, resolutions: resolutions, output: &output)
+            return resolve(
+                intent: intent,
+                intentJSON: intentJSON,
+                resolutions: resolutions,
+                body: body,
+                output: &output
+            )
         case .confirm:
             let response: JSONValue
             let outcome: JobOutcome
@@ -59,6 +66,9 @@ enum _JobRunner<H: IntentHandler> {
                 response = failure(describe(error))
                 outcome = .stop
             }
+            if let spliced = body.appending("confirm", writeValue: { response.write(into: &$0) }) {
+                return JobOutput(outcome: outcome, body: spliced)
+            }
             output["confirm"] = response
             return JobOutput(outcome: outcome, body: JSONValue.object(output).serialized())
         case .handle:
@@ -75,6 +85,15 @@ enum _JobRunner<H: IntentHandler> {
             } catch {
                 response = HandleResponse(code: .failure, message: describe(error))
             }
+            let handled = response
+            if let range = body.intentRange, handled.userActivity == nil,
+                let spliced = body.appending(
+                    "handle",
+                    writeValue: { handled.writeWithDefaultActivity(intent: body.bytes[range], into: &$0) }
+                )
+            {
+                return JobOutput(outcome: .stop, body: spliced)
+            }
             output["handle"] = response.jsonValue(intent: intentJSON)
             return JobOutput(outcome: .stop, body: JSONValue.object(output).serialized())
         }
@@ -86,6 +105,7 @@ enum _JobRunner<H: IntentHandler> {
         intent: I,
         intentJSON: JSONValue,
         resolutions: Resolutions<I>,
+        body: _InteractionBody,
         output: inout [String: JSONValue]
     ) -> JobOutput {
         var intentObject = intentJSON.objectValue ?? [:]
@@ -107,12 +127,18 @@ enum _JobRunner<H: IntentHandler> {
                 results[parameter.name] = .object(["kind": "notRequired"])
             }
         }
+        let outcome: JobOutcome = allResolved ? .continue : .stop
+        if !wroteBack,
+            let spliced = body.appending("resolve", writeValue: { JSONValue.object(results).write(into: &$0) })
+        {
+            return JobOutput(outcome: outcome, body: spliced)
+        }
         if wroteBack {
             intentObject["parameters"] = .object(parameters)
             output["intent"] = .object(intentObject)
         }
         output["resolve"] = .object(results)
-        return JobOutput(outcome: allResolved ? .continue : .stop, body: JSONValue.object(output).serialized())
+        return JobOutput(outcome: outcome, body: JSONValue.object(output).serialized())
     }
 
     private static func failure(_ message: String) -> JSONValue {

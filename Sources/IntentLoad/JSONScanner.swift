@@ -84,6 +84,7 @@ struct JSONScanner {
     mutating func readString() -> UnsafeRawBufferPointer? {
         guard consume(UInt8(ascii: "\"")) else { return nil }
         let start = position
+        position = Self.nextQuoteOrBackslash(bytes, from: position)
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
@@ -92,8 +93,34 @@ struct JSONScanner {
                 return content
             }
             position += byte == UInt8(ascii: "\\") ? 2 : 1
+            if position < bytes.count { position = Self.nextQuoteOrBackslash(bytes, from: position) }
         }
         return nil
+    }
+
+    /// The position of the first `"` or `\` at or after `position`, or `bytes.count`; eight bytes at a time
+    /// (replies carry long strings, and this is the load client's hottest loop).
+    @inline(__always)
+    private static func nextQuoteOrBackslash(_ bytes: UnsafeRawBufferPointer, from position: Int) -> Int {
+        guard let base = bytes.baseAddress else { return position }
+        let count = bytes.count
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        var position = position
+        while position &+ 8 <= count {
+            let word = UInt64(littleEndian: (base + position).loadUnaligned(as: UInt64.self))
+            let quotes = word ^ (ones &* 0x22)
+            let backslashes = word ^ (ones &* 0x5C)
+            let found = ((quotes &- ones) & ~quotes | (backslashes &- ones) & ~backslashes) & highBits
+            if found != 0 { return position &+ (found.trailingZeroBitCount >> 3) }
+            position &+= 8
+        }
+        while position < count {
+            let byte = base.load(fromByteOffset: position, as: UInt8.self)
+            if byte == 0x22 || byte == 0x5C { return position }
+            position &+= 1
+        }
+        return count
     }
 
     private mutating func skipValue(depth: Int) -> Bool {

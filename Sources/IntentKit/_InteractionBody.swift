@@ -1,0 +1,19 @@
+import ConciergeJSON
+
+/// A job's Interaction body as the job runner gets it: parsed, plus the raw bytes, so the output can copy the
+/// input through (``JSONValue/appendingMember(_:to:writeValue:)``) instead of serializing it again.
+struct _InteractionBody: Sendable {
+    /// The body as sent.
+    let bytes: [UInt8]
+    /// Its members.
+    let members: [String: JSONValue]
+    /// Where the value of `"intent"` lies in ``bytes``.
+    let intentRange: Range<Int>?
+
+    /// The body with `key` added as its last member (`writeValue` writes the value); nil when the body already has
+    /// `key` (the caller then serializes the whole output).
+    func appending(_ key: String, writeValue: (inout [UInt8]) -> Void) -> [UInt8]? {
+        guard members[key] == nil else { return nil }
+        return JSONValue.appendingMember(key, to: bytes, writeValue: writeValue)
+    }
+}
