@@ -43,6 +43,27 @@ final class BrokerLoop: @unchecked Sendable {
     private var lastRateUpdate: UInt64 = 0
     private var queuedCount = 0
     private var timers = TimerHeap()
+    /// JOBs booked and not yet sent (see ``send(_:to:)``).
+    private struct OutgoingJob {
+        let request: PendingRequest
+        let worker: WorkerEntry
+        let jobID: UInt64
+    }
+    private var outbox: [OutgoingJob] = []
+    /// Replies queued and not yet sent (see ``flushReplies()``).
+    private struct OutgoingReply {
+        enum Body {
+            case bytes([UInt8])
+            case message(ZMQMessage)
+        }
+        let client: [UInt8]
+        let command: StaticString
+        let id: [UInt8]
+        let status: StaticString
+        let phase: StaticString
+        let body: Body
+    }
+    private var replyOutbox: [OutgoingReply] = []
     private var results: ResultStore
     private var nextJobID: UInt64 = 1
     private var statistics = BrokerStatistics()
@@ -164,6 +185,10 @@ final class BrokerLoop: @unchecked Sendable {
                 }
                 if !progressed { break }
                 budget -= 1
+                if budget & 63 == 0 {
+                    flushJobs()
+                    flushReplies()
+                }
                 if budget & 127 == 0, let timer = timers.nextTime {
                     let now = MonotonicTime.now()
                     if timer <= now { while let entry = timers.popDue(now) { fire(entry, now: now) } }
@@ -176,6 +201,8 @@ final class BrokerLoop: @unchecked Sendable {
                 heartbeat(now: now)
                 nextHeartbeat = now + heartbeatNanos
             }
+            flushJobs()
+            flushReplies()
             if shuttingDown && (inflight.isEmpty || now >= shutdownDeadline) { break }
         }
         finishShutdown()
@@ -347,7 +374,7 @@ final class BrokerLoop: @unchecked Sendable {
         let key = RequestKey(client: client, id: id)
         if let request = inflight[key] {
             let body = progressBody(request, now: MonotonicTime.now())
-            _ = sendToClient(
+            sendToClient(
                 client,
                 [CIP.clientSignature, CIP.Broker.status],
                 id: id,
@@ -356,7 +383,7 @@ final class BrokerLoop: @unchecked Sendable {
                 body: body
             )
         } else if let result = results.result(for: key) {
-            _ = sendToClient(
+            sendToClient(
                 client,
                 [CIP.clientSignature, CIP.Broker.status],
                 id: id,
@@ -605,40 +632,78 @@ final class BrokerLoop: @unchecked Sendable {
         }
     }
 
-    /// Sends the request's current job to `worker`. On failure the worker is removed (unreachable) or marked
-    /// full, and `false` is returned so the caller can pick another.
+    /// Gives the request's current job to `worker`: the job is booked at once and its JOB goes out with the
+    /// others of this batch (``flushJobs()``), so the I/O thread gets the batch's jobs in one burst (a wake-up and
+    /// a TCP write for many jobs, not for each). Returns false when the request has nothing to send.
     private func send(_ request: PendingRequest, to worker: WorkerEntry) -> Bool {
-        guard let body = request.body else { return true }
+        guard request.body != nil else { return true }
         let jobID = nextJobID
         nextJobID &+= 1
-        let now = MonotonicTime.now()
-        let left = request.deadline > now ? (request.deadline - now) / 1_000_000 : 0
-        do {
-            guard try backend.send(worker.routingID, more: true) else {
-                // Its queue is full: no more jobs for it until it is heard from again.
-                worker.blocked = true
-                return false
-            }
-            try backend.send(CIP.workerSignature, more: true)
-            try backend.send(CIP.Worker.job, more: true)
-            var id = jobID
-            try withUnsafeBytes(of: &id) { _ = try backend.send($0, more: true) }
-            try backend.send(typeNames[request.intentType], more: true)
-            try backend.send(request.phase.name, more: true)
-            try backend.send(String(left), more: true)
-            try backend.send(body)
-        } catch {
-            logger.warning("worker unreachable", metadata: ["worker": "\(worker.name)", "error": "\(error)"])
-            removeWorker(worker, reason: "unreachable")
-            return false
-        }
         request.jobID = jobID
         request.state = .running
         request.started = true
         request.worker = worker
         worker.jobs[jobID] = request
         statistics.jobsDispatched += 1
+        outbox.append(OutgoingJob(request: request, worker: worker, jobID: jobID))
         return true
+    }
+
+    /// Sends the JOBs booked since the last flush. A worker whose queue is full is marked blocked and one that is
+    /// unreachable is removed; their jobs go to another worker or back to the queue.
+    private func flushJobs() {
+        var index = 0
+        while index < outbox.count {  // re-dispatches below may book more
+            let job = outbox[index]
+            index += 1
+            let request = job.request
+            let worker = job.worker
+            guard !worker.removed, worker.jobs[job.jobID] === request else { continue }  // re-dispatched meanwhile
+            guard request.state == .running, let body = request.body else {
+                // Ended before its JOB went out (hard limit): the worker never sees it, so free the slot.
+                worker.jobs.removeValue(forKey: job.jobID)
+                fill(worker)
+                continue
+            }
+            let now = MonotonicTime.now()
+            let left = request.deadline > now ? (request.deadline - now) / 1_000_000 : 0
+            do {
+                guard try backend.send(worker.routingID, more: true) else {
+                    // Its queue is full: no more jobs for it until it is heard from again.
+                    worker.blocked = true
+                    worker.jobs.removeValue(forKey: job.jobID)
+                    statistics.jobsDispatched -= 1
+                    request.worker = nil
+                    request.state = .queued
+                    dispatch(request, atFront: true)
+                    continue
+                }
+                try backend.send(CIP.workerSignature, more: true)
+                try backend.send(CIP.Worker.job, more: true)
+                var id = job.jobID
+                try withUnsafeBytes(of: &id) { _ = try backend.send($0, more: true) }
+                try backend.send(typeNames[request.intentType], more: true)
+                try backend.send(request.phase.name, more: true)
+                try backend.send(String(left), more: true)
+                try backend.send(body)
+            } catch {
+                logger.warning("worker unreachable", metadata: ["worker": "\(worker.name)", "error": "\(error)"])
+                // Its jobs not sent yet (this one and later ones) go elsewhere like never-run jobs; removing the
+                // worker then re-dispatches or fails the ones it really had.
+                var unsent: [PendingRequest] = []
+                for later in outbox[(index - 1)...] where later.worker === worker {
+                    guard worker.jobs.removeValue(forKey: later.jobID) != nil else { continue }
+                    statistics.jobsDispatched -= 1
+                    guard later.request.state == .running else { continue }
+                    later.request.worker = nil
+                    later.request.state = .queued
+                    unsent.append(later.request)
+                }
+                removeWorker(worker, reason: "unreachable")
+                for request in unsent { dispatch(request, atFront: true) }
+            }
+        }
+        outbox.removeAll(keepingCapacity: true)
     }
 
     /// Gives `worker` queued jobs of its intent types, oldest first, while it has room.
@@ -677,7 +742,7 @@ final class BrokerLoop: @unchecked Sendable {
         inflight.removeValue(forKey: request.key)
         if isError { statistics.errorReplies += 1 } else { statistics.finalReplies += 1 }
         request.firstReplySent = true
-        _ = sendToClient(
+        sendToClient(
             request.key.client,
             [CIP.clientSignature, CIP.Broker.reply],
             id: request.key.id,
@@ -696,7 +761,7 @@ final class BrokerLoop: @unchecked Sendable {
         command: StaticString = CIP.Broker.reply
     ) {
         statistics.errorReplies += 1
-        _ = sendToClient(
+        sendToClient(
             client, [CIP.clientSignature, command], id: id, status: CIP.Status.error, phase: phase,
             body: WireBody.error(code, text)
         )
@@ -715,35 +780,50 @@ final class BrokerLoop: @unchecked Sendable {
         }
     }
 
+    /// Queues a REPLY or STATUS answer `[client, CIPC01, command, id, status, phase, body]`; it goes out with the
+    /// others of this batch (``flushReplies()``), in order.
     private func sendToClient(
         _ client: [UInt8], _ head: [StaticString], id: [UInt8], status: StaticString, phase: StaticString,
         body: [UInt8]
-    ) -> Bool {
-        sendToClient(client, head, id: id, status: status, phase: phase) { try frontend.send(body) }
+    ) {
+        replyOutbox.append(
+            OutgoingReply(client: client, command: head[1], id: id, status: status, phase: phase, body: .bytes(body))
+        )
     }
 
     private func sendToClient(
         _ client: [UInt8], _ head: [StaticString], id: [UInt8], status: StaticString, phase: StaticString,
         message: ZMQMessage
-    ) -> Bool {
-        sendToClient(client, head, id: id, status: status, phase: phase) { try frontend.send(message) }
+    ) {
+        replyOutbox.append(
+            OutgoingReply(
+                client: client, command: head[1], id: id, status: status, phase: phase, body: .message(message))
+        )
     }
 
-    private func sendToClient(
-        _ client: [UInt8], _ head: [StaticString], id: [UInt8], status: StaticString, phase: StaticString,
-        sendBody: () throws -> Bool
-    ) -> Bool {
-        do {
-            guard try frontend.send(client, more: true) else { return undelivered() }
-            for frame in head { try frontend.send(frame, more: true) }
-            try frontend.send(id, more: true)
-            try frontend.send(status, more: true)
-            try frontend.send(phase, more: true)
-            _ = try sendBody()
-            return true
-        } catch {
-            return undelivered()
+    /// Sends the queued replies. One that cannot go out (the client is gone, or its queue is full) is counted and
+    /// dropped: sends never block the broker, and the result stays available to STATUS.
+    private func flushReplies() {
+        for reply in replyOutbox {
+            do {
+                guard try frontend.send(reply.client, more: true) else {
+                    _ = undelivered()
+                    continue
+                }
+                try frontend.send(CIP.clientSignature, more: true)
+                try frontend.send(reply.command, more: true)
+                try frontend.send(reply.id, more: true)
+                try frontend.send(reply.status, more: true)
+                try frontend.send(reply.phase, more: true)
+                switch reply.body {
+                case .bytes(let bytes): try frontend.send(bytes)
+                case .message(let message): try frontend.send(message)
+                }
+            } catch {
+                _ = undelivered()
+            }
         }
+        replyOutbox.removeAll(keepingCapacity: true)
     }
 
     private func undelivered() -> Bool {
@@ -792,7 +872,7 @@ final class BrokerLoop: @unchecked Sendable {
             if !request.firstReplySent {
                 request.firstReplySent = true
                 statistics.progressReplies += 1
-                _ = sendToClient(
+                sendToClient(
                     request.key.client,
                     [CIP.clientSignature, CIP.Broker.reply],
                     id: request.key.id,
@@ -860,9 +940,11 @@ final class BrokerLoop: @unchecked Sendable {
     }
 
     private func finishShutdown() {
+        flushJobs()
         for request in Array(inflight.values).sorted(by: { $0.arrival < $1.arrival }) {
             finish(request, isError: true, body: WireBody.error(.shuttingDown, "the broker is shutting down"))
         }
+        flushReplies()
         for worker in workers.values {
             sendToWorker(worker.routingID, [CIP.workerSignature, CIP.Worker.disconnect])
         }
