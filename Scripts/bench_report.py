@@ -55,7 +55,7 @@ def fmt(value, unit=""):
 
 print(f"Concierge benchmarks — {meta.get('date')} — {meta.get('machine')} — {meta.get('swift')} — libzmq {meta.get('libzmq')}")
 print()
-print("| measurement (300-byte request and reply, loopback) | req/s | p50 µs | p99 µs | req/s vs C broker | p50 vs C broker |")
+print("| measurement (~300-byte requests, loopback) | req/s | p50 µs | p99 µs | req/s vs C broker | p50 vs C broker |")
 print("|---|---:|---:|---:|---:|---:|")
 for label, value, reference in rows:
     if value is None:
