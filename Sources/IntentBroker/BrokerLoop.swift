@@ -831,8 +831,11 @@ final class BrokerLoop: @unchecked Sendable {
         return false
     }
 
+    /// Sends a control message to a worker at once, after the JOBs booked before it (a worker relies on the order:
+    /// no JOB follows the acknowledgement of its DRAIN).
     @discardableResult
     private func sendToWorker(_ routingID: [UInt8], _ frames: [StaticString]) -> Bool {
+        flushJobs()
         do {
             guard try backend.send(routingID, more: true) else { return false }
             for (index, frame) in frames.enumerated() { try backend.send(frame, more: index < frames.count - 1) }
@@ -843,6 +846,7 @@ final class BrokerLoop: @unchecked Sendable {
     }
 
     private func sendWorkerError(_ routingID: [UInt8], _ code: WireErrorCode, _ text: String) {
+        flushJobs()
         do {
             guard try backend.send(routingID, more: true) else { return }
             try backend.send(CIP.workerSignature, more: true)

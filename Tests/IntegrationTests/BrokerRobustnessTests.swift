@@ -81,7 +81,7 @@ import ZeroMQ
                 [
                     "CIPC01", "REQUEST", "r10", "Echo", "handle", "",
                     #"{"intent":{"type":"Echo","parameters":{"text":5}}}"#,
-                ], "bad-body"
+                ], "invalid-type"
             ),
         ]
         for (frames, expected) in cases {
