@@ -103,13 +103,14 @@ final class BrokerLoop: @unchecked Sendable {
             return BrokerError(code: code, message: message)
         }
         do {
-            for _ in 0..<2 {
+            for index in 0..<2 {
                 let socket = try ZMQSocket(context: context, type: .router)
                 created.append(socket)
                 // Never drop a message silently (libzmq#2037) and let a restarted peer take over its id (#4603).
                 try socket.setOption(.routerMandatory, 1)
                 try socket.setOption(.routerHandover, 1)
-                try socket.setOption(.sendHighWaterMark, 100_000)
+                try socket.setOption(
+                    .sendHighWaterMark, index == 0 ? Int32(clamping: max(1, configuration.clientQueueLimit)) : 100_000)
                 try socket.setOption(.receiveHighWaterMark, 100_000)
                 // libzmq's own cap, above ours, so that an oversized body still gets a `too-large` reply.
                 try socket.setOption(.maxMessageSize, int64: Int64(configuration.maxBodySize) * 2 + 65_536)
@@ -342,6 +343,13 @@ final class BrokerLoop: @unchecked Sendable {
         if !typeQueues[type].isEmpty || !anyWorkerHasRoom(for: type) {
             if queuedCount >= configuration.maxQueuedRequests {
                 replyError(client: client, id: id, phase: phase.name, .busy, "the broker's queue is full")
+                return
+            }
+            if typeQueues[type].count >= configuration.maxQueuedPerIntentType {
+                replyError(
+                    client: client, id: id, phase: phase.name, .busy,
+                    "the queue of intent type \"\(String(decoding: typeBytes, as: UTF8.self))\" is full"
+                )
                 return
             }
             // Shed at once what the queue would not start before the deadline (its measured pace).
