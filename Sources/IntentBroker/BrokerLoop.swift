@@ -118,6 +118,10 @@ final class BrokerLoop: @unchecked Sendable {
         } catch {
             throw fail(.badConfiguration, "\(error)")
         }
+        for endpoint in [configuration.frontendEndpoint, configuration.backendEndpoint]
+        where IPCEndpointCheck.isInUse(endpoint) {
+            throw fail(.bindFailed, "\(endpoint) is in use by another process (something is listening on it)")
+        }
         do {
             try created[0].bind(configuration.frontendEndpoint)
         } catch {
