@@ -103,19 +103,24 @@ final class BrokerLoop: @unchecked Sendable {
             return BrokerError(code: code, message: message)
         }
         do {
-            for _ in 0..<2 {
+            for index in 0..<2 {
                 let socket = try ZMQSocket(context: context, type: .router)
                 created.append(socket)
                 // Never drop a message silently (libzmq#2037) and let a restarted peer take over its id (#4603).
                 try socket.setOption(.routerMandatory, 1)
                 try socket.setOption(.routerHandover, 1)
-                try socket.setOption(.sendHighWaterMark, 100_000)
+                try socket.setOption(
+                    .sendHighWaterMark, index == 0 ? Int32(clamping: max(1, configuration.clientQueueLimit)) : 100_000)
                 try socket.setOption(.receiveHighWaterMark, 100_000)
                 // libzmq's own cap, above ours, so that an oversized body still gets a `too-large` reply.
                 try socket.setOption(.maxMessageSize, int64: Int64(configuration.maxBodySize) * 2 + 65_536)
             }
         } catch {
             throw fail(.badConfiguration, "\(error)")
+        }
+        for endpoint in [configuration.frontendEndpoint, configuration.backendEndpoint]
+        where IPCEndpointCheck.isInUse(endpoint) {
+            throw fail(.bindFailed, "\(endpoint) is in use by another process (something is listening on it)")
         }
         do {
             try created[0].bind(configuration.frontendEndpoint)
@@ -342,6 +347,13 @@ final class BrokerLoop: @unchecked Sendable {
         if !typeQueues[type].isEmpty || !anyWorkerHasRoom(for: type) {
             if queuedCount >= configuration.maxQueuedRequests {
                 replyError(client: client, id: id, phase: phase.name, .busy, "the broker's queue is full")
+                return
+            }
+            if typeQueues[type].count >= configuration.maxQueuedPerIntentType {
+                replyError(
+                    client: client, id: id, phase: phase.name, .busy,
+                    "the queue of intent type \"\(String(decoding: typeBytes, as: UTF8.self))\" is full"
+                )
                 return
             }
             // Shed at once what the queue would not start before the deadline (its measured pace).
@@ -831,8 +843,11 @@ final class BrokerLoop: @unchecked Sendable {
         return false
     }
 
+    /// Sends a control message to a worker at once, after the JOBs booked before it (a worker relies on the order:
+    /// no JOB follows the acknowledgement of its DRAIN).
     @discardableResult
     private func sendToWorker(_ routingID: [UInt8], _ frames: [StaticString]) -> Bool {
+        flushJobs()
         do {
             guard try backend.send(routingID, more: true) else { return false }
             for (index, frame) in frames.enumerated() { try backend.send(frame, more: index < frames.count - 1) }
@@ -843,6 +858,7 @@ final class BrokerLoop: @unchecked Sendable {
     }
 
     private func sendWorkerError(_ routingID: [UInt8], _ code: WireErrorCode, _ text: String) {
+        flushJobs()
         do {
             guard try backend.send(routingID, more: true) else { return }
             try backend.send(CIP.workerSignature, more: true)
