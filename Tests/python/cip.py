@@ -43,8 +43,11 @@ REPLY_CODES = {
     "too-large", "duplicate-request", "unknown-intent", "busy", "timeout", "worker-lost", "handler-failed",
     "bad-body", "shutting-down", "internal",
 }
-STATUS_CODES = {"malformed", "unknown-request", "timeout", "worker-lost", "handler-failed", "bad-body",
-                "shutting-down", "internal"}
+VALIDATION_CODES = {"unknown-parameter", "invalid-type", "out-of-range", "invalid-enum"}  # 5.11 step 4
+REPLY_CODES |= VALIDATION_CODES
+# A STATUS answer carries a stored error REPLY (6.4), or its own unknown-request / malformed.
+STATUS_CODES = {"malformed", "unknown-request", "unknown-intent", "busy", "timeout", "worker-lost", "handler-failed",
+                "bad-body", "shutting-down", "internal"} | VALIDATION_CODES
 
 
 class ProtocolViolation(AssertionError):
@@ -682,10 +685,3 @@ class PyWorker:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def env_float(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        return default

@@ -7,6 +7,7 @@ Endpoints are ipc:// paths in a private temporary directory (no port clashes bet
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import subprocess
@@ -25,6 +26,16 @@ def binary() -> Path:
     return path
 
 
+_live: dict[int, "Proc"] = {}
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    """Last resort if pytest dies without running fixture teardown: kill the process groups we started."""
+    for proc in list(_live.values()):
+        proc.kill_group()
+
+
 class Proc:
     """One child process with its standard error in a log file."""
 
@@ -36,6 +47,7 @@ class Proc:
         self.popen = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
                                       start_new_session=True)
         self.pid = self.popen.pid
+        _live[self.pid] = self
 
     def alive(self) -> bool:
         return self.popen.poll() is None
@@ -61,6 +73,7 @@ class Proc:
         finally:
             self.popen.wait(5)
             self.log.close()
+            _live.pop(self.pid, None)
 
     def kill_group(self) -> None:
         try:

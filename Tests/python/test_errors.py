@@ -281,8 +281,27 @@ def test_busy_when_the_queue_is_full(spawn):
     assert c.replies(queued)[-1].status == "final"
 
 
-def test_busy_when_no_worker_can_start_it_before_its_deadline(spawn):
-    """6.3 rule 2: a request that never reached a worker is shed with busy (at its deadline, or at once)."""
+def test_busy_per_type_queue_limit(spawn):
+    """6.5: a new REQUEST is also rejected with busy when its own type's queue holds the per-type maximum; other
+    types still queue."""
+    broker = spawn.broker(max_queued_per_type=1, heartbeat_ms=250)
+    w = spawn.pyworker(broker, types=["HoldA", "HoldB"], capacity=1)
+    w.wait_heartbeat()
+    c = spawn.client(broker)
+    c.request("HoldA", "resolve", interaction("HoldA"), deadline=20000)
+    w.job()
+    c.request("HoldA", "resolve", interaction("HoldA"), deadline=20000)  # queued: HoldA's queue is full now
+    m = c.run("HoldA", "handle", interaction("HoldA"), deadline=20000)
+    assert (m.code, m.phase) == ("busy", "handle")
+    other = c.request("HoldB", "resolve", interaction("HoldB"), deadline=20000)
+    c.status(other)
+    assert c.status_answer(other).json["state"] == "queued"
+
+
+def test_busy_when_the_deadline_passes_before_any_worker_took_it(spawn):
+    """6.3 rule 2: a request that never reached a worker by its deadline is shed with busy. It was accepted: F4 is
+    its queued job's phase and STATUS answers the stored error. (No pace has been measured yet, so the broker does
+    not shed it at arrival, check 15.)"""
     broker = spawn.broker(heartbeat_ms=250)
     w = spawn.pyworker(broker, types=["Hold"], capacity=1)
     w.wait_heartbeat()
@@ -290,14 +309,43 @@ def test_busy_when_no_worker_can_start_it_before_its_deadline(spawn):
     body = interaction("Hold")
     running = c.request("Hold", "handle", body, deadline=20000)
     job = w.job()
-    shed = c.request("Hold", "handle", body, deadline=200)
+    shed = c.request("Hold", "lifecycle", body, deadline=200)
     m = c.replies(shed, timeout=5)
     assert len(m) == 1, "a shed request gets no progress REPLY"
-    assert (m[0].code, m[0].phase) == ("busy", "handle")
+    assert (m[0].code, m[0].phase) == ("busy", "resolve")
+    c.status(shed)
+    s = c.status_answer(shed)
+    assert (s.status, s.phase, s.body) == ("error", "resolve", m[0].body)
     w.expect_nothing(0.3)  # the shed job never reaches the worker
     w.result(job, "stop", {**body, "handle": {"code": "success", "userActivity": {"activityType": "Hold",
                                                                                  "userInfo": {}}}})
     assert c.replies(running)[-1].status == "final"
+
+
+def test_busy_at_arrival_when_the_queue_moves_too_slowly(spawn):
+    """6.3 rule 2 and check 15 (SHOULD; the reference broker does it): once the pace of a type's jobs is known, a
+    request that its queue would not start within 80% of its deadline is refused at once: F4 as requested, not
+    stored. The worker answers about 10 jobs/s; 5 are queued; a 100 ms deadline cannot be met."""
+    broker = spawn.broker(heartbeat_ms=250)
+    w = spawn.pyworker(broker, types=["Hold"], capacity=1)
+    w.wait_heartbeat()
+    c = spawn.client(broker)
+    body = interaction("Hold")
+    for _ in range(6):
+        rid = c.request("Hold", "resolve", body, deadline=5000)
+        job = w.job()
+        time.sleep(0.1)
+        w.result(job, "stop", {**body, "resolve": {}})
+        assert c.reply(rid).status == "final"
+    c.request("Hold", "handle", body, deadline=30000)
+    w.job()
+    for _ in range(5):
+        c.request("Hold", "resolve", body, deadline=30000)
+    shed = c.request("Hold", "lifecycle", body, deadline=100)
+    m = c.replies(shed)
+    assert len(m) == 1 and (m[0].code, m[0].phase) == ("busy", "lifecycle")
+    c.status(shed)
+    assert c.status_answer(shed).code == "unknown-request"
 
 
 # -- timeout (6.3 rule 5) ---------------------------------------------------------------------------------------

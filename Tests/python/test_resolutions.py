@@ -107,6 +107,7 @@ def test_confirmation_required_is_written_back(client):
     (ride(dropOffLocation={"name": "Atlantis"}), "dropOffLocation", "unknownLocation"),
     (ride(dropOffLocation={"latitude": 38.2975, "longitude": -122.2869}), "dropOffLocation", "outsideServiceArea"),
     (ride(dropOffLocation={"name": "SFO"}, pickupLocation={"name": "Napa"}), "pickupLocation", "outsideServiceArea"),
+    (ride(dropOffLocation={"name": "SFO"}, partySize=12), "partySize", "partySizeOutOfRange"),
     (ride(dropOffLocation={"name": "SFO"}, rideOptionName="Limousine"), "rideOptionName", "unknownRideOption"),
     (ride(dropOffLocation={"name": "SFO"}, scheduledPickupTime={"day": 3}), "scheduledPickupTime",
      "invalidPickupTime"),

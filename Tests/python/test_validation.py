@@ -32,7 +32,7 @@ CASES = [
      "scheduledPickupTime"),
     ("out-of-range", "Echo", {"text": "x", "delayMs": -1}, "delayMs"),
     ("out-of-range", "Echo", {"text": "x", "cpuMs": 600001}, "cpuMs"),
-    ("out-of-range", "RequestRide", {"dropOffLocation": {"name": "SFO"}, "partySize": 12}, "partySize"),
+    ("out-of-range", "RequestRide", {"dropOffLocation": {"name": "SFO"}, "partySize": 21}, "partySize"),
     ("out-of-range", "RequestRide", {"dropOffLocation": {"name": "SFO"}, "partySize": 0}, "partySize"),
     ("invalid-enum", "Echo", {"text": "x", "delayPhase": "later"}, "delayPhase"),
     ("invalid-enum", "StartWorkout", {"workoutName": "run", "workoutLocationType": "space"}, "workoutLocationType"),
@@ -73,8 +73,10 @@ def test_missing_required_parameter_is_needs_value_not_an_error(client, intent_t
     assert m.json["resolve"][missing] == {"kind": "needsValue"}
 
 
+@pytest.mark.xfail(strict=True, reason="known bug: workers copy a null parameter into their output intent (and "
+                   "the default user activity), but 11.3 says workers leave out parameters without a value")
 def test_null_is_absent_not_an_error(client):
-    """11.3: receivers treat null as absent."""
+    """11.3: receivers treat null as absent (not an error); workers leave out parameters without a value."""
     m = client.run("Echo", "lifecycle", interaction("Echo", text="x", delayMs=None, delayPhase=None))
     assert (m.status, m.phase) == ("final", "handle")
     assert m.json["resolve"]["delayMs"] == {"kind": "notRequired"}
@@ -85,3 +87,6 @@ def test_values_at_the_bounds_are_valid(client):
     assert m.json["resolve"]["delayMs"] == {"kind": "success", "value": 0}
     m = client.run("RequestRide", "resolve", interaction("RequestRide", dropOffLocation={"name": "SFO"}, partySize=8))
     assert m.json["resolve"]["partySize"] == {"kind": "success", "value": 8}
+    # 20 is the definition's maximum: valid, though the demo fleet seats 8 (unsupported, not an error).
+    m = client.run("RequestRide", "resolve", interaction("RequestRide", dropOffLocation={"name": "SFO"}, partySize=20))
+    assert m.json["resolve"]["partySize"] == {"kind": "unsupported", "reason": "partySizeOutOfRange"}

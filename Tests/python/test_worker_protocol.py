@@ -232,6 +232,21 @@ def test_malformed_ready_is_refused(spawn, broker, frames):
     assert w.next(lambda m: m.command == "DISCONNECT").frames == [CIPW, b"DISCONNECT"]
 
 
+def test_worker_name_is_f3_of_ready(spawn, broker):
+    """5.2: the broker keys a worker by routing id and names it by READY's F3 (in progress bodies, for example)."""
+    w = spawn.pyworker(broker, name=b"routing-id-1", ready=False)
+    w.send([CIPW, b"READY", b"1", b"the-name", b"PyEcho"])
+    w.heartbeating = True
+    w.wait_heartbeat()
+    c = spawn.client(broker)
+    rid = c.request("PyEcho", "handle", interaction("PyEcho"), deadline=10000)
+    job = w.job()
+    c.status(rid)
+    assert c.status_answer(rid).json["worker"] == "the-name"
+    w.result(job, "stop", with_phase(job.body, "handle", {"code": "success", "userActivity": activity("PyEcho")}))
+    assert c.reply(rid).status == "final"
+
+
 def test_ready_with_leading_zeros_and_repeated_types(spawn, broker):
     """3.3: leading zeros are allowed in decimals; 5.2: repeated intent types are ignored."""
     w = spawn.pyworker(broker, ready=False, types=["PyEcho"])
@@ -323,6 +338,11 @@ def test_least_loaded_worker_gets_the_job(spawn, broker):
     ja = [m for m in a.inbox if m.command == "JOB"]
     jb = [m for m in b.inbox if m.command == "JOB"]
     assert (len(ja), len(jb)) == (3, 3)
+    for worker, jobs in ((a, ja), (b, jb)):
+        for j in jobs:
+            worker.result(j, "stop", with_phase(j.body, "resolve", {}))
+    for _ in range(6):
+        assert c.next(lambda m: m.command == "REPLY").status == "final"
 
 
 def test_freed_worker_takes_the_oldest_request_of_its_types(spawn, broker):
@@ -528,5 +548,7 @@ def test_queued_jobs_end_with_unknown_intent_after_the_grace_period(spawn, broke
     for rid, phase in ((running, "resolve"), (queued, "confirm"), (inside, "handle")):
         error = c.replies(rid, timeout=15)[-1]
         assert (error.code, error.phase) == ("unknown-intent", phase)
+        c.status(rid)
+        assert c.status_answer(rid).body == error.body  # accepted, so stored (6.4)
     m = c.run("PyGone", "lifecycle", interaction("PyGone"))
     assert (m.code, m.phase) == ("unknown-intent", "lifecycle")
