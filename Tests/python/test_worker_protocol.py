@@ -534,6 +534,28 @@ def test_drain(spawn, broker):
     assert c.reply(waiting).status == "final"
 
 
+def test_no_job_after_the_drain_acknowledgement(spawn, broker):
+    """5.5: the acknowledgement is sent after the broker stopped giving the worker jobs, so every JOB sent before it
+    arrives before it, and none after it; 8.1: JOBs that arrive before the acknowledgement are run like any other."""
+    w = registered(spawn, broker, types=["PyEcho"], capacity=50)
+    c = spawn.client(broker)
+    rids = [c.request("PyEcho", "resolve", interaction("PyEcho"), deadline=20000) for _ in range(20)]
+    w.pump(0.01)
+    w.drain()  # while JOBs are still coming
+    w.next(lambda m: m.command == "DRAIN")
+    before = [m for m in w.inbox if m.command == "JOB"]  # everything that came before the acknowledgement
+    w.inbox = [m for m in w.inbox if m.command != "JOB"]
+    w.expect_nothing(0.3, commands=("JOB",))
+    for j in before:
+        w.result(j, "stop", with_phase(j.body, "resolve", {}))
+    late = registered(spawn, broker, types=["PyEcho"], capacity=50)  # takes what was queued after the DRAIN
+    for _ in range(len(rids) - len(before)):
+        j = late.job()
+        late.result(j, "stop", with_phase(j.body, "resolve", {}))
+    for rid in rids:
+        assert c.reply(rid).status == "final"
+
+
 def test_queued_jobs_end_with_unknown_intent_after_the_grace_period(spawn, broker):
     """6.6: the last worker of a type leaves; jobs still queued when the grace period (5 s) ends without a new
     worker end with unknown-intent (F4: the queued job's phase); new REQUESTs are refused at once after it."""
