@@ -33,6 +33,15 @@ struct BrokerOptions: ParsableArguments {
     @Option(help: "Largest request body in bytes.")
     var maxBody: Int = 1 << 20
 
+    @Option(
+        help: ArgumentHelp(
+            "Largest frame libzmq accepts from a client or worker, in bytes (a peer sending a larger one is "
+                + "disconnected); default twice --max-body plus 64 KiB.",
+            valueName: "bytes"
+        )
+    )
+    var maxMessage: Int?
+
     @Option(help: "How long finished results stay available to STATUS, in seconds.")
     var resultTtl: Int = 60
 
@@ -47,6 +56,7 @@ struct BrokerOptions: ParsableArguments {
             resultTTL: .seconds(resultTtl),
             maxStoredResults: maxResults,
             maxBodySize: maxBody,
+            maxMessageSize: maxMessage,
             maxQueuedRequests: maxQueued
         )
     }
