@@ -3,7 +3,7 @@
 ///
 /// The views are valid only as long as the memory they point into (for a received message, until the next receive
 /// into the same buffer); a decoder copies out what it keeps. A receiver that keeps only the first frames of a long
-/// message (``ZeroMQ/ZMQMultipart`` keeps a fixed number) says how many it dropped, so that a decoder can tell a
+/// message (`ZMQMultipart` keeps a fixed number) says how many it dropped, so that a decoder can tell a
 /// message that is too long from one that fits.
 public struct WireFrames {
     /// The frames received, in order.
