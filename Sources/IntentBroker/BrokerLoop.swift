@@ -314,7 +314,9 @@ final class BrokerLoop: @unchecked Sendable {
     }
 
     private func isServed(_ type: Int, now: UInt64) -> Bool {
-        !typeWorkers[type].isEmpty || now - typeOrphanedAt[type] < graceNanos
+        // `now` may be older than typeOrphanedAt (heartbeat() reads the clock before removeWorker() does): no
+        // subtraction, so no UInt64 underflow.
+        !typeWorkers[type].isEmpty || now < typeOrphanedAt[type] &+ graceNanos
     }
 
     private func handleStatus(client: [UInt8], id: [UInt8]) {
