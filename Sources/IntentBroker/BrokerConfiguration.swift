@@ -22,6 +22,11 @@ public struct BrokerConfiguration: Sendable {
     public var maxStoredResults: Int
     /// Largest request body accepted; larger ones get error `too-large`.
     public var maxBodySize: Int
+    /// libzmq's limit on one frame from a client or a worker (`ZMQ_MAXMSGSIZE` on both sockets): libzmq disconnects
+    /// a peer that sends a larger frame, and the message gets no answer. nil (the default) means twice
+    /// ``maxBodySize`` plus 64 KiB, so that a body somewhat above ``maxBodySize`` still gets `too-large` and worker
+    /// results, which grow as phases add their output, have room; -1 means no limit. See ``transportFrameLimit``.
+    public var maxMessageSize: Int?
     /// The most requests waiting for a worker (all intent types together); past it, error `busy`.
     public var maxQueuedRequests: Int
     /// The most requests of one intent type waiting for a worker, so one flooded type cannot fill the whole queue;
@@ -50,6 +55,7 @@ public struct BrokerConfiguration: Sendable {
         resultTTL: Duration = .seconds(60),
         maxStoredResults: Int = 100_000,
         maxBodySize: Int = 1 << 20,
+        maxMessageSize: Int? = nil,
         maxQueuedRequests: Int = 100_000,
         maxQueuedPerIntentType: Int = 50_000,
         clientQueueLimit: Int = 100_000,
@@ -67,6 +73,7 @@ public struct BrokerConfiguration: Sendable {
         self.resultTTL = resultTTL
         self.maxStoredResults = maxStoredResults
         self.maxBodySize = maxBodySize
+        self.maxMessageSize = maxMessageSize
         self.maxQueuedRequests = maxQueuedRequests
         self.maxQueuedPerIntentType = maxQueuedPerIntentType
         self.clientQueueLimit = clientQueueLimit
@@ -74,4 +81,7 @@ public struct BrokerConfiguration: Sendable {
         self.shutdownGracePeriod = shutdownGracePeriod
         self.ioThreads = ioThreads
     }
+
+    /// The `ZMQ_MAXMSGSIZE` the broker sets: ``maxMessageSize``, or twice ``maxBodySize`` plus 64 KiB.
+    public var transportFrameLimit: Int { maxMessageSize ?? min(maxBodySize, Int.max / 4) * 2 + 65_536 }
 }

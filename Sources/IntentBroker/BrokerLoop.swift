@@ -76,6 +76,9 @@ final class BrokerLoop: @unchecked Sendable {
     private let hardLimitNanos: UInt64
     private let maxReplyMarginNanos: UInt64
     private let graceNanos: UInt64
+    /// The frame checks of sections 4.8 and 5.12 (IntentWire).
+    private let clientDecoder: ClientMessageDecoder
+    private let workerDecoder: WorkerMessageDecoder
 
     init(configuration: BrokerConfiguration, logger: Logger) throws {
         self.configuration = configuration
@@ -86,6 +89,11 @@ final class BrokerLoop: @unchecked Sendable {
         hardLimitNanos = configuration.hardLimit.nanoseconds
         maxReplyMarginNanos = configuration.maxReplyMargin.nanoseconds
         graceNanos = configuration.workerGracePeriod.nanoseconds
+        let limits = WireLimits(
+            maxBodySize: configuration.maxBodySize, hardLimitMilliseconds: Int(hardLimitNanos / 1_000_000)
+        )
+        clientDecoder = ClientMessageDecoder(limits: limits)
+        workerDecoder = WorkerMessageDecoder(limits: limits)
         results = ResultStore(ttl: configuration.resultTTL.nanoseconds, capacity: configuration.maxStoredResults)
         guard heartbeatNanos > 0, defaultDeadlineNanos > 0, hardLimitNanos >= defaultDeadlineNanos else {
             throw BrokerError(
@@ -112,8 +120,9 @@ final class BrokerLoop: @unchecked Sendable {
                 try socket.setOption(
                     .sendHighWaterMark, index == 0 ? Int32(clamping: max(1, configuration.clientQueueLimit)) : 100_000)
                 try socket.setOption(.receiveHighWaterMark, 100_000)
-                // libzmq's own cap, above ours, so that an oversized body still gets a `too-large` reply.
-                try socket.setOption(.maxMessageSize, int64: Int64(configuration.maxBodySize) * 2 + 65_536)
+                // libzmq's own cap on a frame (it disconnects a peer that sends a larger one), above ours by
+                // default, so that an oversized body still gets a `too-large` reply.
+                try socket.setOption(.maxMessageSize, int64: Int64(configuration.transportFrameLimit))
             }
         } catch {
             throw fail(.badConfiguration, "\(error)")
@@ -152,7 +161,7 @@ final class BrokerLoop: @unchecked Sendable {
         poller.add(frontend)
         poller.add(backend)
         let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
-        var buffer = ZMQMultipart(capacity: 64)
+        var buffer = ZMQMultipart(capacity: clientDecoder.limits.maxFrames + 1)  // + the routing id
         var nextHeartbeat = MonotonicTime.now() + heartbeatNanos
         logger.info(
             "broker ready",
@@ -216,109 +225,35 @@ final class BrokerLoop: @unchecked Sendable {
     // MARK: Clients
 
     private func handleClientMessage(_ message: inout ZMQMultipart) {
-        let frames = message.count
         let client = message.bytes(0)
-        guard frames >= 3, message.overflow == 0 else {
-            statistics.malformedClientMessages += 1
-            let id = frames >= 4 ? requestID(message, 3) : []
-            replyError(client: client, id: id, phase: "", .malformed, "expected [CIPC01, command, ...] frames")
-            return
-        }
-        guard message.withBytes(1, { CIP.clientSignature.matches($0) }) else {
-            statistics.malformedClientMessages += 1
-            replyError(client: client, id: [], phase: "", .unsupportedVersion, "this broker speaks CIPC01 only")
-            return
-        }
-        if message.equals(2, CIP.Client.request) {
-            handleRequest(&message, client: client)
-        } else if message.equals(2, CIP.Client.status) {
-            guard frames == CIP.Frames.status + 1, let id = validRequestID(message, 3) else {
-                statistics.malformedClientMessages += 1
-                replyError(
-                    client: client, id: frames >= 4 ? requestID(message, 3) : [], phase: "", .malformed,
-                    "STATUS takes exactly [CIPC01, STATUS, request id]",
-                    command: CIP.Broker.status
-                )
-                return
+        let command: ClientCommand
+        do throws(ClientMessageError) {
+            command = try message.withFrames(from: 1) { frames, dropped throws(ClientMessageError) in
+                try clientDecoder.decode(WireFrames(frames, dropped: dropped))
             }
+        } catch {
+            statistics.malformedClientMessages += 1
+            replyError(
+                client: client, id: error.requestID, phase: error.phaseFrame, error.code, error.message,
+                command: error.answer.command
+            )
+            return
+        }
+        switch command {
+        case .request(let request):
+            handleRequest(request, message: &message, client: client)
+        case .status(let id):
             handleStatus(client: client, id: id)
-        } else if message.equals(2, CIP.Client.ping) {
+        case .ping:
             _ = sendToClient(client, [CIP.clientSignature, CIP.Broker.pong])
-        } else {
-            statistics.malformedClientMessages += 1
-            let id = frames >= 4 ? requestID(message, 3) : []
-            replyError(client: client, id: id, phase: "", .unknownCommand, "unknown command \"\(message.string(2))\"")
         }
     }
 
-    private func requestID(_ message: borrowing ZMQMultipart, _ index: Int) -> [UInt8] {
-        message.size(index) <= CIP.maxRequestIDLength ? message.bytes(index) : []
-    }
-
-    private func validRequestID(_ message: borrowing ZMQMultipart, _ index: Int) -> [UInt8]? {
-        let size = message.size(index)
-        return size >= 1 && size <= CIP.maxRequestIDLength ? message.bytes(index) : nil
-    }
-
-    private func handleRequest(_ message: inout ZMQMultipart, client: [UInt8]) {
-        let frames = message.count
-        guard frames == CIP.Frames.request + 1 else {
-            statistics.malformedClientMessages += 1
-            replyError(
-                client: client, id: frames >= 4 ? requestID(message, 3) : [], phase: "", .malformed,
-                "REQUEST takes 7 frames: CIPC01, REQUEST, request id, intent type, phase, deadline, body"
-            )
-            return
-        }
-        guard let id = validRequestID(message, 3) else {
-            statistics.malformedClientMessages += 1
-            replyError(client: client, id: [], phase: "", .badRequestID, "request id must be 1 to 255 bytes")
-            return
-        }
-        guard let phase = message.withBytes(5, { RequestPhase(frame: $0) }) else {
-            statistics.malformedClientMessages += 1
-            replyError(
-                client: client, id: id, phase: "", .badPhase,
-                "phase must be resolve, confirm, handle or lifecycle"
-            )
-            return
-        }
-        let typeSize = message.size(4)
-        guard typeSize >= 1, typeSize <= CIP.maxIntentTypeLength else {
-            statistics.malformedClientMessages += 1
-            replyError(client: client, id: id, phase: phase.name, .malformed, "intent type must be 1 to 255 bytes")
-            return
-        }
-        var deadlineNanos = defaultDeadlineNanos
-        if message.size(6) > 0 {
-            guard let milliseconds = message.withBytes(6, { WireBody.parseDecimal($0) }),
-                CIP.deadlineBounds.contains(milliseconds),
-                UInt64(milliseconds) * 1_000_000 <= hardLimitNanos
-            else {
-                statistics.malformedClientMessages += 1
-                replyError(
-                    client: client, id: id, phase: phase.name, .badDeadline,
-                    "deadline must be a decimal number of milliseconds from \(CIP.deadlineBounds.lowerBound) to "
-                        + "\(min(CIP.deadlineBounds.upperBound, Int(hardLimitNanos / 1_000_000)))"
-                )
-                return
-            }
-            deadlineNanos = UInt64(milliseconds) * 1_000_000
-        }
-        let bodySize = message.size(7)
-        guard bodySize > 0 else {
-            statistics.malformedClientMessages += 1
-            replyError(client: client, id: id, phase: phase.name, .malformed, "the body frame is empty")
-            return
-        }
-        guard bodySize <= configuration.maxBodySize else {
-            statistics.malformedClientMessages += 1
-            replyError(
-                client: client, id: id, phase: phase.name, .tooLarge,
-                "body of \(bodySize) bytes exceeds the maximum of \(configuration.maxBodySize)"
-            )
-            return
-        }
+    /// A REQUEST whose frames passed checks 1-10 (section 4.8): checks 11-14, then acceptance.
+    private func handleRequest(_ decoded: ClientRequest, message: inout ZMQMultipart, client: [UInt8]) {
+        let id = decoded.requestID
+        let phase = decoded.phase
+        let deadlineNanos = decoded.deadlineMilliseconds.map { UInt64($0) * 1_000_000 } ?? defaultDeadlineNanos
         guard !shuttingDown else {
             replyError(client: client, id: id, phase: phase.name, .shuttingDown, "the broker is shutting down")
             return
@@ -332,7 +267,7 @@ final class BrokerLoop: @unchecked Sendable {
             return
         }
         let now = MonotonicTime.now()
-        let typeBytes = message.bytes(4)
+        let typeBytes = decoded.intentType
         guard let type = typeIndex[typeBytes], isServed(type, now: now) else {
             replyError(
                 client: client, id: id, phase: phase.name, .unknownIntent,
@@ -341,7 +276,7 @@ final class BrokerLoop: @unchecked Sendable {
             return
         }
         let request = PendingRequest(
-            key: key, intentType: type, requested: phase, body: message.take(7), arrival: now,
+            key: key, intentType: type, requested: phase, body: message.take(1 + ClientRequest.bodyIndex), arrival: now,
             deadline: now + deadlineNanos
         )
         if !typeQueues[type].isEmpty || !anyWorkerHasRoom(for: type) {
@@ -425,78 +360,66 @@ final class BrokerLoop: @unchecked Sendable {
     // MARK: Workers
 
     private func handleWorkerMessage(_ message: inout ZMQMultipart) {
-        let frames = message.count
         let routingID = message.bytes(0)
-        guard frames >= 3, message.overflow == 0 else {
+        let registered = workers[routingID]
+        let command: WorkerCommand
+        do throws(WorkerMessageError) {
+            command = try message.withFrames(from: 1) { frames, dropped throws(WorkerMessageError) in
+                try workerDecoder.decode(WireFrames(frames, dropped: dropped), isRegistered: registered != nil)
+            }
+        } catch {
             statistics.malformedWorkerMessages += 1
-            sendWorkerError(routingID, .malformed, "expected [CIPW01, command, ...] frames")
-            return
-        }
-        guard message.withBytes(1, { CIP.workerSignature.matches($0) }) else {
-            statistics.malformedWorkerMessages += 1
-            sendWorkerError(routingID, .unsupportedVersion, "this broker speaks CIPW01 only")
+            if let registered, error.isFromRegisteredWorker { heard(from: registered, now: MonotonicTime.now()) }
+            sendWorkerError(routingID, error.code, error.message)
             return
         }
         let now = MonotonicTime.now()
-        if message.equals(2, CIP.Worker.ready) {
-            handleReady(&message, routingID: routingID, now: now)
+        switch command {
+        case .ready(let ready):
+            handleReady(ready, routingID: routingID, now: now)
             return
-        }
-        guard let worker = workers[routingID] else {
+        case .unregistered(let name):
             // Not registered (e.g. the broker restarted): tell it to register again.
-            if !message.equals(2, CIP.Worker.disconnect) {
+            if name != .disconnect {
                 _ = sendToWorker(routingID, [CIP.workerSignature, CIP.Worker.disconnect])
             }
-            if message.equals(2, CIP.Worker.result) { statistics.strayResults += 1 }
+            if name == .result { statistics.strayResults += 1 }
             return
+        default:
+            break
         }
-        worker.expiry = now + workerExpiryNanos
-        if worker.blocked {
-            worker.blocked = false
-            fill(worker)
-        }
-        if message.equals(2, CIP.Worker.result) {
-            handleResult(&message, worker: worker)
-        } else if message.equals(2, CIP.Worker.heartbeat) {
-            return
-        } else if message.equals(2, CIP.Worker.drain) {
+        guard let worker = registered else { return }  // the decoder answers .unregistered for these
+        heard(from: worker, now: now)
+        switch command {
+        case .result(let result):
+            handleResult(result, message: &message, worker: worker)
+        case .drain:
             worker.draining = true
             // The acknowledgement follows every JOB sent before it on the same connection: once the worker
             // has it, it knows no job is still on its way and may leave when the ones it has are answered.
             sendToWorker(worker.routingID, [CIP.workerSignature, CIP.Worker.drain])
             logger.info("worker draining", metadata: ["worker": "\(worker.name)", "jobs": "\(worker.load)"])
-        } else if message.equals(2, CIP.Worker.disconnect) {
+        case .disconnect:
             logger.info("worker left", metadata: ["worker": "\(worker.name)"])
             removeWorker(worker, reason: "disconnected")
-        } else {
-            statistics.malformedWorkerMessages += 1
-            sendWorkerError(routingID, .unknownCommand, "unknown command \"\(message.string(2))\"")
+        case .heartbeat, .ready, .unregistered:
+            return
         }
     }
 
-    private func handleReady(_ message: inout ZMQMultipart, routingID: [UInt8], now: UInt64) {
-        let frames = message.count
-        guard frames >= CIP.Frames.ready + 1,
-            let capacity = message.withBytes(3, { WireBody.parseDecimal($0) }),
-            capacity >= 1, capacity <= CIP.maxWorkerCapacity,
-            message.size(4) >= 1, message.size(4) <= 255
-        else {
-            statistics.malformedWorkerMessages += 1
-            sendWorkerError(
-                routingID, .malformed,
-                "READY takes CIPW01, READY, capacity (1-1000), name, and one frame per intent type"
-            )
-            return
+    /// Any message from a registered worker proves it alive, and unblocks it (section 7.1).
+    private func heard(from worker: WorkerEntry, now: UInt64) {
+        worker.expiry = now + workerExpiryNanos
+        if worker.blocked {
+            worker.blocked = false
+            fill(worker)
         }
+    }
+
+    private func handleReady(_ ready: WorkerReady, routingID: [UInt8], now: UInt64) {
         var types: [Int] = []
-        for index in 5..<frames {
-            let size = message.size(index)
-            guard size >= 1, size <= CIP.maxIntentTypeLength else {
-                statistics.malformedWorkerMessages += 1
-                sendWorkerError(routingID, .malformed, "intent types must be 1 to 255 bytes")
-                return
-            }
-            let type = intern(message.bytes(index))
+        for bytes in ready.intentTypes {
+            let type = intern(bytes)
             if !types.contains(type) { types.append(type) }
         }
         if let previous = workers[routingID] {
@@ -505,8 +428,9 @@ final class BrokerLoop: @unchecked Sendable {
             logger.warning("worker re-registered; its previous jobs are lost", metadata: ["worker": "\(previous.name)"])
             removeWorker(previous, reason: "re-registered")
         }
+        let capacity = ready.capacity
         let worker = WorkerEntry(
-            routingID: routingID, name: message.string(4), capacity: capacity, intentTypes: types,
+            routingID: routingID, name: ready.nameString, capacity: capacity, intentTypes: types,
             expiry: now + workerExpiryNanos
         )
         workers[routingID] = worker
@@ -539,14 +463,8 @@ final class BrokerLoop: @unchecked Sendable {
         return index
     }
 
-    private func handleResult(_ message: inout ZMQMultipart, worker: WorkerEntry) {
-        guard message.count == CIP.Frames.result + 1, message.size(3) == 8 else {
-            statistics.malformedWorkerMessages += 1
-            sendWorkerError(worker.routingID, .malformed, "RESULT takes CIPW01, RESULT, job id, outcome, body")
-            return
-        }
-        let jobID = message.withBytes(3) { $0.loadUnaligned(as: UInt64.self) }
-        guard let request = worker.jobs.removeValue(forKey: jobID) else {
+    private func handleResult(_ result: WorkerResult, message: inout ZMQMultipart, worker: WorkerEntry) {
+        guard let request = worker.jobs.removeValue(forKey: result.jobID) else {
             statistics.strayResults += 1
             logger.warning(
                 "dropped a result for a job this worker was not given", metadata: ["worker": "\(worker.name)"])
@@ -556,13 +474,13 @@ final class BrokerLoop: @unchecked Sendable {
         typeAnswered[request.intentType] += 1
         guard request.state != .done else { return }  // already answered (timeout); the slot is free again
         request.worker = nil
-        let body = message.take(5)
-        if message.equals(4, CIP.Outcome.continue), request.requested == .lifecycle, let next = request.phase.next {
+        let body = message.take(1 + WorkerResult.bodyIndex)
+        if result.outcome == .continue, request.requested == .lifecycle, let next = request.phase.next {
             request.phase = next
             request.body = body
             request.state = .queued
             dispatch(request)
-        } else if message.equals(4, CIP.Outcome.error) {
+        } else if result.outcome == .error {
             finish(request, isError: true, message: body)
         } else {
             finish(request, isError: false, message: body)

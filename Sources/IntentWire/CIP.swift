@@ -59,6 +59,10 @@ public enum CIP {
     /// Largest request id and intent type, in bytes.
     public static let maxRequestIDLength = 255
     public static let maxIntentTypeLength = 255
+    /// Largest worker name, in bytes.
+    public static let maxWorkerNameLength = 255
+    /// The size of a job id, in bytes.
+    public static let jobIDLength = 8
     /// Largest worker capacity a READY may announce.
     public static let maxWorkerCapacity = 1000
     /// Bounds of a per-request deadline, in milliseconds.

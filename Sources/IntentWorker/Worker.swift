@@ -229,69 +229,62 @@ final class WorkerLoop: @unchecked Sendable {
         let now = MonotonicTime.now()
         brokerExpiry = now + heartbeatNanos * UInt64(max(1, configuration.heartbeatLiveness))
         reconnectDelay = configuration.reconnectInitialDelay
-        guard message.count >= 2, message.withBytes(0, { CIP.workerSignature.matches($0) }) else {
-            logger.warning("ignored a malformed message from the broker")
+        let command: BrokerCommand
+        do throws(BrokerMessageError) {
+            command = try message.withFrames { frames, dropped throws(BrokerMessageError) in
+                try BrokerMessageDecoder().decode(WireFrames(frames, dropped: dropped))
+            }
+        } catch {
+            guard let jobID = error.jobID else {
+                logger.warning("ignored a message from the broker", metadata: ["error": "\(error)"])
+                return true
+            }
+            // A JOB with a usable job id: answer it, so the broker frees the slot and the caller hears why.
+            logger.warning("malformed JOB", metadata: ["error": "\(error)"])
+            running += 1  // balanced when the answer is sent
+            post(
+                Finished(
+                    generation: generation, jobID: jobID,
+                    output: JobOutput(outcome: .error, body: WireBody.error(error.code, error.message))
+                )
+            )
             return true
         }
-        if message.equals(1, CIP.Worker.job) {
-            startJob(&message)
-        } else if message.equals(1, CIP.Worker.heartbeat) {
-            // liveness already refreshed
-        } else if message.equals(1, CIP.Worker.drain) {
+        switch command {
+        case .job(let job):
+            startJob(job, message: &message)
+        case .heartbeat:
+            break  // liveness already refreshed
+        case .drain:
             drainAcknowledged = true
-        } else if message.equals(1, CIP.Worker.disconnect) {
+        case .disconnect:
             if draining { return true }
             logger.info("broker asked to register again")
             connect()
             return false
-        } else if message.equals(1, CIP.Worker.error) {
-            logger.error(
-                "broker reported an error",
-                metadata: [
-                    "code": "\(message.count > 2 ? message.string(2) : "")",
-                    "message": "\(message.count > 3 ? message.string(3) : "")",
-                ]
-            )
-        } else {
-            logger.warning("ignored an unknown command from the broker", metadata: ["command": "\(message.string(1))"])
+        case .error(let code, let text):
+            logger.error("broker reported an error", metadata: ["code": "\(code)", "message": "\(text)"])
         }
         return true
     }
 
-    private func startJob(_ message: inout ZMQMultipart) {
-        guard message.count == CIP.Frames.job else {
-            logger.warning("malformed JOB", metadata: ["frames": "\(message.count)"])
-            // With a job id we can answer, so the broker frees the slot and the caller hears why.
-            if message.count >= 3, message.size(2) == 8 {
-                post(
-                    Finished(
-                        generation: generation, jobID: message.bytes(2),
-                        output: JobOutput(
-                            outcome: .error,
-                            body: WireBody.error(.malformed, "JOB takes 7 frames, got \(message.count)")
-                        )
-                    )
-                )
-                running += 1  // balanced when the answer is sent
-            }
-            return
-        }
-        let jobID = message.bytes(2)
-        let intentType = message.string(3)
-        let phaseName = message.string(4)
-        let left = message.withBytes(5) { WireBody.parseDecimal($0) } ?? 0
-        let body = message.bytes(6)
+    private func startJob(_ job: WorkerJob, message: inout ZMQMultipart) {
+        let jobID = job.jobID
+        let intentType = job.intentType
+        let left = job.timeLeftMilliseconds
+        let body = message.bytes(WorkerJob.bodyIndex)
         let generation = self.generation
-        guard let phase = IntentPhase(rawValue: phaseName) else {
+        running += 1
+        guard let phase = IntentPhase(rawValue: job.phase.description) else {
+            // The decoder lets no other phase through; answered rather than trusted.
             post(
                 Finished(
                     generation: generation, jobID: jobID,
-                    output: JobOutput(outcome: .error, body: WireBody.error(.malformed, "unknown phase \(phaseName)"))
+                    output: JobOutput(outcome: .error, body: WireBody.error(.malformed, "unknown phase \(job.phase)"))
                 )
             )
             return
         }
-        running += 1
         let context = HandlerContext(
             jobID: Self.hex(jobID),
             workerName: configuration.name,
@@ -299,14 +292,14 @@ final class WorkerLoop: @unchecked Sendable {
             deadline: .now + .milliseconds(left)
         )
         let provider = self.provider
-        let job: @Sendable () async -> Void = {
+        let work: @Sendable () async -> Void = {
             let output = await provider.run(intentType: intentType, phase: phase, body: body, context: context)
             self.post(Finished(generation: generation, jobID: jobID, output: output))
         }
         if let executor {
-            Task(executorPreference: executor, operation: job)
+            Task(executorPreference: executor, operation: work)
         } else {
-            Task.detached(operation: job)
+            Task.detached(operation: work)
         }
     }
 

@@ -14,6 +14,8 @@ import CZeroMQ
 public struct ZMQMultipart: ~Copyable {
     let slots: UnsafeMutablePointer<zmq_msg_t>
     let scratch: UnsafeMutablePointer<zmq_msg_t>
+    /// Views of the frames, filled by ``withFrames(from:_:)``.
+    let views: UnsafeMutablePointer<UnsafeRawBufferPointer>
     /// The most frames kept per message.
     public let capacity: Int
     /// Frames received in the last message (at most ``capacity``).
@@ -25,6 +27,8 @@ public struct ZMQMultipart: ~Copyable {
         self.capacity = capacity
         slots = .allocate(capacity: capacity)
         scratch = .allocate(capacity: 1)
+        views = .allocate(capacity: capacity)
+        views.initialize(repeating: UnsafeRawBufferPointer(start: nil, count: 0), count: capacity)
         for index in 0..<capacity { zmq_msg_init(slots + index) }
         zmq_msg_init(scratch)
     }
@@ -34,6 +38,7 @@ public struct ZMQMultipart: ~Copyable {
         zmq_msg_close(scratch)
         slots.deallocate()
         scratch.deallocate()
+        views.deallocate()
     }
 
     func slot(_ index: Int) -> UnsafeMutablePointer<zmq_msg_t> { slots + index }
@@ -49,6 +54,21 @@ public struct ZMQMultipart: ~Copyable {
     /// The bytes of frame `index`, valid until the next receive.
     public func withBytes<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try body(UnsafeRawBufferPointer(start: zmq_msg_data(slots + index), count: zmq_msg_size(slots + index)))
+    }
+
+    /// Calls `body` with views of frames `first...` of the last message (no copy, no allocation; valid until the next
+    /// receive) and the number of frames dropped after them (``overflow``).
+    public func withFrames<R, E: Error>(
+        from first: Int = 0,
+        _ body: (_ frames: UnsafeBufferPointer<UnsafeRawBufferPointer>, _ dropped: Int) throws(E) -> R
+    ) throws(E) -> R {
+        let start = min(max(0, first), count)
+        for index in start..<count {
+            views[index - start] = UnsafeRawBufferPointer(
+                start: zmq_msg_data(slots + index), count: zmq_msg_size(slots + index)
+            )
+        }
+        return try body(UnsafeBufferPointer(start: views, count: count - start), overflow)
     }
 
     /// A copy of frame `index`.

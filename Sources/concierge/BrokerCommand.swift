@@ -39,6 +39,15 @@ struct BrokerOptions: ParsableArguments {
     @Option(help: "Largest request body in bytes.")
     var maxBody: Int = 1 << 20
 
+    @Option(
+        help: ArgumentHelp(
+            "Largest frame libzmq accepts from a client or worker, in bytes (a peer sending a larger one is "
+                + "disconnected); default twice --max-body plus 64 KiB.",
+            valueName: "bytes"
+        )
+    )
+    var maxMessage: Int?
+
     @Option(help: "How long finished results stay available to STATUS, in seconds.")
     var resultTtl: Int = 60
 
@@ -53,6 +62,7 @@ struct BrokerOptions: ParsableArguments {
             resultTTL: .seconds(resultTtl),
             maxStoredResults: maxResults,
             maxBodySize: maxBody,
+            maxMessageSize: maxMessage,
             maxQueuedRequests: maxQueued,
             maxQueuedPerIntentType: maxQueuedPerType,
             clientQueueLimit: clientQueue

@@ -136,6 +136,27 @@ import ZeroMQ
         #expect(reply.body_["handle"]?["data"]?["text"] == "still here")
     }
 
+    @Test func aFrameAboveTheTransportLimitDropsItsConnectionAndTheBrokerGoesOn() async throws {
+        let cluster = try Cluster()
+        try cluster.startBroker(["--max-body", "1000", "--max-message", "4000"])
+        try cluster.startWorker("w1")
+        let client = try cluster.client()
+        try await cluster.waitUntilServing(client)
+        let raw = try RawPeer(endpoint: cluster.frontend)
+        try raw.socket.setOption(.receiveTimeout, 1000)
+        let body = #"{"intent":{"type":"Echo","parameters":{"text":""# + String(repeating: "a", count: 3000) + #""}}}"#
+        // Above the body limit but within the transport limit: too-large.
+        #expect(errorCode(try raw.exchange(["CIPC01", "REQUEST", "big", "Echo", "handle", "", body])) == "too-large")
+        // Above the transport limit: libzmq drops the connection, and the message gets no answer.
+        let huge = body + String(repeating: " ", count: 2000)
+        #expect(try raw.exchange(["CIPC01", "REQUEST", "huge", "Echo", "handle", "", huge]) == [])
+        // The peer reconnects by itself and is served again; so is everyone else.
+        try raw.socket.setOption(.receiveTimeout, 5000)
+        #expect(try raw.exchange(["CIPC01", "PING"]) == ["CIPC01", "PONG"])
+        let reply = try await client.request(intent: ["type": "Echo", "parameters": ["text": "still here"]])
+        #expect(reply.status == .final)
+    }
+
     @Test func malformedWorkerMessagesGetErrorsAndRogueResultsAreDropped() async throws {
         let cluster = try Cluster()
         try cluster.startBroker()

@@ -73,13 +73,14 @@ def test_missing_required_parameter_is_needs_value_not_an_error(client, intent_t
     assert m.json["resolve"][missing] == {"kind": "needsValue"}
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: workers copy a null parameter into their output intent (and "
-                   "the default user activity), but 11.3 says workers leave out parameters without a value")
 def test_null_is_absent_not_an_error(client):
     """11.3: receivers treat null as absent (not an error); workers leave out parameters without a value."""
     m = client.run("Echo", "lifecycle", interaction("Echo", text="x", delayMs=None, delayPhase=None))
     assert (m.status, m.phase) == ("final", "handle")
     assert m.json["resolve"]["delayMs"] == {"kind": "notRequired"}
+    assert m.json["intent"]["parameters"] == {"text": "x"}
+    activity_intent = m.json["handle"]["userActivity"]["userInfo"]["interaction"]["intent"]
+    assert activity_intent["parameters"] == {"text": "x"}
 
 
 def test_values_at_the_bounds_are_valid(client):

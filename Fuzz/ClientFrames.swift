@@ -1,0 +1,99 @@
+// Fuzz target: the broker's decoder of client messages (IntentWire.ClientMessageDecoder, PROTOCOL.md 4.8).
+//
+// Input: FuzzInput.message. Options: bit 0 small limits (max body 64, hard limit 1000 ms, max frames 8), bits 1-2
+// frames the receiver "dropped" (0-3).
+//
+// Invariants: decoding never traps; a decoded command agrees with its frames and decodes again the same after being
+// written out anew; an error names a check of 4.8, a code that check may give, echoes only what 4.8 allows, and has a
+// short message and an error body that is valid JSON with the same code and message.
+
+import ConciergeJSON
+import IntentWire
+
+let smallLimits = WireLimits(maxFrames: 8, maxBodySize: 64, hardLimitMilliseconds: 1000)
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzClientFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let (options, frames) = FuzzInput.message(UnsafeRawBufferPointer(start: data, count: size))
+    let limits = options & 1 == 1 ? smallLimits : WireLimits()
+    let decoder = ClientMessageDecoder(limits: limits)
+    let dropped = Int(options >> 1 & 3)
+    let outcome = WireFrames.withFrames(frames, dropped: dropped) { wire in
+        Result { () throws(ClientMessageError) in try decoder.decode(wire) }
+    }
+    switch outcome {
+    case .success(let command):
+        checkDecoded(command, frames: frames, dropped: dropped, limits: limits, decoder: decoder)
+    case .failure(let error):
+        checkError(error, frames: frames, dropped: dropped, limits: limits)
+    }
+    return 0
+}
+
+func checkDecoded(
+    _ command: ClientCommand, frames: [[UInt8]], dropped: Int, limits: WireLimits, decoder: ClientMessageDecoder
+) {
+    invariant(dropped == 0 && frames.count >= 2 && frames.count <= limits.maxFrames, "frame count \(frames.count)")
+    invariant(frames[0] == FuzzInput.ascii("CIPC01"), "signature")
+    switch command {
+    case .request(let request):
+        invariant(frames.count == 7 && frames[1] == FuzzInput.ascii("REQUEST"), "REQUEST frames")
+        invariant(request.requestID == frames[2] && (1...255).contains(request.requestID.count), "request id")
+        invariant(request.intentType == frames[3] && (1...255).contains(request.intentType.count), "intent type")
+        invariant(FuzzInput.isUTF8(request.intentType), "intent type is not UTF-8")
+        invariant(FuzzInput.ascii(request.phase.description) == frames[4], "phase")
+        if let deadline = request.deadlineMilliseconds {
+            invariant((10...limits.maxDeadlineMilliseconds).contains(deadline), "deadline \(deadline)")
+            invariant(Int(String(decoding: frames[5], as: UTF8.self)) == deadline, "deadline text")
+        } else {
+            invariant(frames[5].isEmpty, "default deadline with a deadline frame")
+        }
+        invariant(request.bodySize == frames[6].count && (1...limits.maxBodySize).contains(request.bodySize), "body")
+        // Written out anew (canonical deadline, no leading zeros), it decodes the same.
+        let again: [[UInt8]] = [
+            FuzzInput.ascii("CIPC01"), FuzzInput.ascii("REQUEST"), request.requestID, request.intentType,
+            FuzzInput.ascii(request.phase.description),
+            request.deadlineMilliseconds.map { FuzzInput.ascii(String($0)) } ?? [], frames[6],
+        ]
+        invariant((try? decoder.decode(again)) == command, "REQUEST does not decode again the same")
+    case .status(let id):
+        invariant(frames.count == 3 && frames[1] == FuzzInput.ascii("STATUS") && id == frames[2], "STATUS")
+        invariant((1...255).contains(id.count), "STATUS id")
+    case .ping:
+        invariant(frames[1] == FuzzInput.ascii("PING"), "PING")
+    }
+}
+
+func checkError(_ error: ClientMessageError, frames: [[UInt8]], dropped: Int, limits: WireLimits) {
+    let allowed: [Int: WireErrorCode] = [
+        1: .malformed, 2: .unsupportedVersion, 3: .unknownCommand, 4: .malformed, 5: .badRequestID, 6: .badPhase,
+        7: .malformed, 8: .badDeadline, 9: .malformed, 10: .tooLarge,
+    ]
+    invariant(allowed[error.check] == error.code, "check \(error.check) gave \(error.code)")
+    // Echo F2: only the message's own F2 of at most 255 bytes; never for checks 2 and 5.
+    if !error.requestID.isEmpty {
+        invariant(frames.count >= 3 && error.requestID == frames[2], "echoed something other than F2")
+        invariant(error.check != 2 && error.check != 5, "echoed F2 on check \(error.check)")
+    } else if frames.count >= 3 && (1...255).contains(frames[2].count) {
+        invariant(error.check == 2, "F2 not echoed on check \(error.check)")
+    }
+    invariant(error.requestID.count <= 255, "echoed F2 too long")
+    // F4: the phase once checked (checks 7-10), else empty; the phase is the message's own.
+    if error.check >= 7 {
+        invariant(error.phase.map { FuzzInput.ascii($0.description) == frames[4] } == true, "F4 not the phase")
+    } else {
+        invariant(error.phase == nil, "F4 set on check \(error.check)")
+    }
+    invariant((error.answer == .status) == (error.check == 4 && frames[1] == FuzzInput.ascii("STATUS")), "answer")
+    if error.check == 1 {
+        let count = frames.count + dropped
+        invariant(count < 2 || count > limits.maxFrames || dropped > 0, "check 1 on \(count) frames")
+    }
+    invariant(!error.message.isEmpty && error.message.utf8.count <= 300, "message of \(error.message.utf8.count) bytes")
+    // The error body is the standard error object.
+    let body = try? JSONValue.parse(error.body)
+    invariant(
+        body == .object(["code": .string(error.code.rawValue), "message": .string(error.message)]),
+        "error body \(String(decoding: error.body, as: UTF8.self))"
+    )
+}

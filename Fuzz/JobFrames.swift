@@ -1,0 +1,46 @@
+// Fuzz target: the worker's decoder of broker messages (IntentWire.BrokerMessageDecoder, PROTOCOL.md 5.12, worker
+// side).
+//
+// Input: FuzzInput.message. Options: bits 0-1 frames the receiver "dropped" (0-3).
+//
+// Invariants: decoding never traps; a decoded JOB agrees with its frames; an error carries a job id exactly when the
+// message is a JOB with an 8-byte F2 (checks W3-W7), never for W1 and W2.
+
+import IntentWire
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzJobFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let (options, frames) = FuzzInput.message(UnsafeRawBufferPointer(start: data, count: size))
+    let dropped = Int(options & 3)
+    let outcome = WireFrames.withFrames(frames, dropped: dropped) { wire in
+        Result { () throws(BrokerMessageError) in try BrokerMessageDecoder().decode(wire) }
+    }
+    switch outcome {
+    case .success(let command):
+        invariant(frames.count >= 2 && frames[0] == FuzzInput.ascii("CIPW01"), "signature")
+        switch command {
+        case .job(let job):
+            invariant(dropped == 0 && frames.count == 7 && frames[1] == FuzzInput.ascii("JOB"), "JOB frames")
+            invariant(job.jobID == frames[2] && job.jobID.count == 8, "job id")
+            invariant(FuzzInput.ascii(job.intentType) == frames[3] && (1...255).contains(frames[3].count), "type")
+            invariant(job.phase != .lifecycle && FuzzInput.ascii(job.phase.description) == frames[4], "phase")
+            invariant(Int(String(decoding: frames[5], as: UTF8.self)) == job.timeLeftMilliseconds, "time left")
+            invariant(job.bodySize == frames[6].count && job.bodySize > 0, "body")
+        case .heartbeat: invariant(frames[1] == FuzzInput.ascii("HEARTBEAT"), "HEARTBEAT")
+        case .drain: invariant(frames[1] == FuzzInput.ascii("DRAIN"), "DRAIN")
+        case .disconnect: invariant(frames[1] == FuzzInput.ascii("DISCONNECT"), "DISCONNECT")
+        case .error(let code, let message):
+            invariant(frames[1] == FuzzInput.ascii("ERROR"), "ERROR")
+            invariant(code.utf8.count <= 200 && message.utf8.count <= 13_000, "ERROR text is not cut")
+        }
+    case .failure(let error):
+        invariant((1...7).contains(error.check) && error.code == .malformed, "check \(error.check)")
+        let isJob = frames.count >= 2 && frames[0] == FuzzInput.ascii("CIPW01") && frames[1] == FuzzInput.ascii("JOB")
+        let usableID = isJob && frames.count >= 3 && frames[2].count == 8
+        invariant((error.jobID != nil) == usableID, "job id answered: \(error.jobID != nil), usable: \(usableID)")
+        if let id = error.jobID { invariant(id == frames[2], "job id") }
+        if error.check >= 4 { invariant(error.jobID != nil, "W\(error.check) without a job id") }
+        invariant(!error.message.isEmpty && error.message.utf8.count <= 300, "message")
+    }
+    return 0
+}

@@ -1,0 +1,83 @@
+/// Decodes the messages a worker receives from the broker, checking their frames in the order of
+/// `Schemas/PROTOCOL.md` section 5.12 (worker side, checks W1-W7).
+///
+/// Pure: no sockets, no clocks, no shared state. A JOB that passes comes out as a ``WorkerJob``; what the worker
+/// then checks (does it serve the intent type, is the body a valid Interaction) is section 5.11.
+public struct BrokerMessageDecoder: Sendable {
+    /// A decoder.
+    public init() {}
+
+    /// Decodes one message from the broker.
+    /// - Throws: ``BrokerMessageError`` for the first failed check; it carries the job id when the worker should
+    ///   answer it.
+    public func decode(_ frames: WireFrames) throws(BrokerMessageError) -> BrokerCommand {
+        let count = frames.views.count
+        // W1: at least 2 frames, F0 the signature.
+        guard count >= 2, CIP.workerSignature.matches(frames[0]) else {
+            throw BrokerMessageError(message: "not a CIPW01 message", check: 1)
+        }
+        // W2: the command.
+        let command = frames[1]
+        if CIP.Worker.job.matches(command) { return .job(try decodeJob(frames)) }
+        if CIP.Worker.heartbeat.matches(command) { return .heartbeat }
+        if CIP.Worker.drain.matches(command) { return .drain }
+        if CIP.Worker.disconnect.matches(command) { return .disconnect }
+        if CIP.Worker.error.matches(command) {
+            return .error(
+                code: count > 2 ? WireText.display(frames[2]) : "",
+                message: count > 3 ? WireText.display(frames[3], limit: 4096) : ""
+            )
+        }
+        throw BrokerMessageError(message: "unknown command \"\(WireText.display(command))\"", check: 2)
+    }
+
+    /// Decodes one message given as byte arrays (tests, fuzz targets, cold paths).
+    public func decode(_ frames: [[UInt8]]) throws(BrokerMessageError) -> BrokerCommand {
+        try WireFrames.withFrames(frames) { frames in
+            Result { () throws(BrokerMessageError) in try decode(frames) }
+        }.get()
+    }
+
+    /// W3-W7: a JOB.
+    private func decodeJob(_ frames: WireFrames) throws(BrokerMessageError) -> WorkerJob {
+        let count = frames.count
+        // W3: exactly 7 frames and an 8-byte job id; a wrong frame count is answered if the job id is usable.
+        let hasJobID = frames.views.count >= 3 && frames[2].count == CIP.jobIDLength
+        guard count == CIP.Frames.job, frames.dropped == 0, hasJobID else {
+            throw BrokerMessageError(
+                message: "JOB takes 7 frames: CIPW01, JOB, job id (8 bytes), intent type, phase, time left, body; "
+                    + "got \(count) frames",
+                jobID: hasJobID ? Array(frames[2]) : nil, check: 3
+            )
+        }
+        let jobID = Array(frames[2])
+        // W4: the phase.
+        guard let phase = RequestPhase(frame: frames[4]), phase != .lifecycle else {
+            throw BrokerMessageError(
+                message: "unknown phase \"\(WireText.display(frames[4]))\" (resolve, confirm or handle)",
+                jobID: jobID, check: 4
+            )
+        }
+        // W5: the intent type.
+        let intentType = frames[3]
+        guard !intentType.isEmpty, intentType.count <= CIP.maxIntentTypeLength, WireText.isValidUTF8(intentType)
+        else {
+            throw BrokerMessageError(message: "the intent type must be 1 to 255 bytes of UTF-8", jobID: jobID, check: 5)
+        }
+        // W6: the time left.
+        guard let timeLeft = WireBody.parseDecimal(frames[5]) else {
+            throw BrokerMessageError(
+                message: "the time left must be a decimal number of milliseconds", jobID: jobID, check: 6
+            )
+        }
+        // W7: the body.
+        let bodySize = frames[WorkerJob.bodyIndex].count
+        guard bodySize > 0 else {
+            throw BrokerMessageError(message: "the body frame is empty", jobID: jobID, check: 7)
+        }
+        return WorkerJob(
+            jobID: jobID, intentType: String(decoding: intentType, as: UTF8.self), phase: phase,
+            timeLeftMilliseconds: timeLeft, bodySize: bodySize
+        )
+    }
+}

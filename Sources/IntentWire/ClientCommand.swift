@@ -1,0 +1,9 @@
+/// A message from a client that passed the broker's frame checks (`Schemas/PROTOCOL.md` section 4.8, checks 1-10).
+public enum ClientCommand: Sendable, Hashable {
+    /// REQUEST: run a phase or the lifecycle of an intent.
+    case request(ClientRequest)
+    /// STATUS: what became of the request with this id (1...255 bytes).
+    case status(requestID: [UInt8])
+    /// PING: answer PONG.
+    case ping
+}

@@ -1,0 +1,146 @@
+/// Decodes the messages clients send to the broker's frontend, checking their frames in the order of
+/// `Schemas/PROTOCOL.md` section 4.8 (checks 1-10: everything that depends on the frames alone; checks 11-14 need
+/// the broker's state and are the broker's).
+///
+/// Pure: no sockets, no clocks, no shared state. The decoder copies the request id and intent type (a few bytes)
+/// and leaves the body in its frame.
+public struct ClientMessageDecoder: Sendable {
+    /// The limits frames are checked against.
+    public var limits: WireLimits
+
+    /// A decoder checking against `limits`.
+    public init(limits: WireLimits = WireLimits()) {
+        self.limits = limits
+    }
+
+    /// Decodes one client message.
+    /// - Throws: ``ClientMessageError`` for the first failed check, with what the error answer carries.
+    public func decode(_ frames: WireFrames) throws(ClientMessageError) -> ClientCommand {
+        let count = frames.count
+        // Check 1: at least 2 frames, and no more than the limit.
+        guard count >= 2 else {
+            throw ClientMessageError(code: .malformed, message: "expected [CIPC01, command, ...] frames", check: 1)
+        }
+        guard count <= limits.maxFrames, frames.dropped == 0 else {
+            throw ClientMessageError(
+                code: .malformed, message: "a message has at most \(limits.maxFrames) frames",
+                requestID: echo(frames), check: 1
+            )
+        }
+        // Check 2: the signature.
+        guard CIP.clientSignature.matches(frames[0]) else {
+            throw ClientMessageError(code: .unsupportedVersion, message: "this broker speaks CIPC01 only", check: 2)
+        }
+        // Check 3: the command.
+        let command = frames[1]
+        if CIP.Client.request.matches(command) {
+            return .request(try decodeRequest(frames))
+        }
+        if CIP.Client.status.matches(command) {
+            guard count == CIP.Frames.status, isRequestID(frames[2]) else {
+                throw ClientMessageError(
+                    code: .malformed, message: "STATUS takes exactly [CIPC01, STATUS, request id (1 to 255 bytes)]",
+                    answer: .status, requestID: echo(frames), check: 4
+                )
+            }
+            return .status(requestID: Array(frames[2]))
+        }
+        if CIP.Client.ping.matches(command) {
+            return .ping
+        }
+        throw ClientMessageError(
+            code: .unknownCommand, message: "unknown command \"\(WireText.display(command))\"",
+            requestID: echo(frames), check: 3
+        )
+    }
+
+    /// Decodes one client message given as byte arrays (tests, fuzz targets, cold paths).
+    public func decode(_ frames: [[UInt8]]) throws(ClientMessageError) -> ClientCommand {
+        try WireFrames.withFrames(frames) { frames in
+            Result { () throws(ClientMessageError) in try decode(frames) }
+        }.get()
+    }
+
+    /// Checks 4-10: a REQUEST.
+    private func decodeRequest(_ frames: WireFrames) throws(ClientMessageError) -> ClientRequest {
+        // Check 4: exactly 7 frames.
+        guard frames.count == CIP.Frames.request else {
+            throw ClientMessageError(
+                code: .malformed,
+                message: "REQUEST takes 7 frames: CIPC01, REQUEST, request id, intent type, phase, deadline, body",
+                requestID: echo(frames), check: 4
+            )
+        }
+        // Check 5: the request id.
+        guard isRequestID(frames[2]) else {
+            throw ClientMessageError(code: .badRequestID, message: "request id must be 1 to 255 bytes", check: 5)
+        }
+        let requestID = Array(frames[2])
+        // Check 6: the phase.
+        guard let phase = RequestPhase(frame: frames[4]) else {
+            throw ClientMessageError(
+                code: .badPhase, message: "phase must be resolve, confirm, handle or lifecycle",
+                requestID: requestID, check: 6
+            )
+        }
+        // Check 7: the intent type.
+        let intentType = frames[3]
+        guard !intentType.isEmpty, intentType.count <= CIP.maxIntentTypeLength else {
+            throw ClientMessageError(
+                code: .malformed, message: "intent type must be 1 to 255 bytes", requestID: requestID, phase: phase,
+                check: 7
+            )
+        }
+        guard WireText.isValidUTF8(intentType) else {
+            throw ClientMessageError(
+                code: .malformed, message: "intent type must be valid UTF-8", requestID: requestID, phase: phase,
+                check: 7
+            )
+        }
+        // Check 8: the deadline.
+        var deadline: Int?
+        if !frames[5].isEmpty {
+            let maximum = limits.maxDeadlineMilliseconds
+            guard let milliseconds = WireBody.parseDecimal(frames[5]),
+                milliseconds >= CIP.deadlineBounds.lowerBound, milliseconds <= maximum
+            else {
+                throw ClientMessageError(
+                    code: .badDeadline,
+                    message: "deadline must be a decimal number of milliseconds from "
+                        + "\(CIP.deadlineBounds.lowerBound) to \(maximum)",
+                    requestID: requestID, phase: phase, check: 8
+                )
+            }
+            deadline = milliseconds
+        }
+        // Checks 9 and 10: the body.
+        let bodySize = frames[ClientRequest.bodyIndex].count
+        guard bodySize > 0 else {
+            throw ClientMessageError(
+                code: .malformed, message: "the body frame is empty", requestID: requestID, phase: phase, check: 9
+            )
+        }
+        guard bodySize <= limits.maxBodySize else {
+            throw ClientMessageError(
+                code: .tooLarge, message: "body of \(bodySize) bytes exceeds the maximum of \(limits.maxBodySize)",
+                requestID: requestID, phase: phase, check: 10
+            )
+        }
+        return ClientRequest(
+            requestID: requestID, intentType: Array(intentType), phase: phase, deadlineMilliseconds: deadline,
+            bodySize: bodySize
+        )
+    }
+
+    /// Whether a frame is a usable request id: 1 to 255 bytes.
+    @inline(__always)
+    private func isRequestID(_ frame: UnsafeRawBufferPointer) -> Bool {
+        !frame.isEmpty && frame.count <= CIP.maxRequestIDLength
+    }
+
+    /// "Echo F2": the message's F2 if it has one of at most 255 bytes, else empty.
+    private func echo(_ frames: WireFrames) -> [UInt8] {
+        guard frames.views.count >= 3, frames[2].count <= CIP.maxRequestIDLength else { return [] }
+        return Array(frames[2])
+    }
+}

@@ -1,0 +1,26 @@
+/// A message from a worker that passed the broker's checks (`Schemas/PROTOCOL.md` section 5.12).
+public enum WorkerCommand: Sendable, Hashable {
+    /// The commands a worker sends.
+    public enum Name: Sendable, Hashable {
+        case ready
+        case result
+        case heartbeat
+        case drain
+        case disconnect
+    }
+
+    /// READY: register, or register again.
+    case ready(WorkerReady)
+    /// RESULT of a job.
+    case result(WorkerResult)
+    /// HEARTBEAT.
+    case heartbeat
+    /// DRAIN: send no new jobs.
+    case drain
+    /// DISCONNECT: the worker leaves.
+    case disconnect
+    /// Check 4 failed: a message other than READY from a routing id that is not registered, with the command it
+    /// names (nil when F1 is not a worker command). The broker answers DISCONNECT, unless the message is DISCONNECT
+    /// itself, and drops it.
+    case unregistered(Name?)
+}

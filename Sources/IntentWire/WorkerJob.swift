@@ -1,0 +1,26 @@
+/// A JOB whose frames passed the worker's checks (`Schemas/PROTOCOL.md` section 5.12). The body is not copied: it
+/// stays in frame ``bodyIndex`` of the message.
+public struct WorkerJob: Sendable, Hashable {
+    /// The index of the body frame (F6).
+    public static let bodyIndex = 6
+
+    /// F2: the job id, 8 opaque bytes, to echo in the RESULT.
+    public let jobID: [UInt8]
+    /// F3: the intent type, 1...255 bytes of UTF-8.
+    public let intentType: String
+    /// F4: the phase, `resolve`, `confirm` or `handle` (never `lifecycle`).
+    public let phase: RequestPhase
+    /// F5: the time left until the request's deadline, in milliseconds (0 once it has passed).
+    public let timeLeftMilliseconds: Int
+    /// The size of the body (F6), at least 1.
+    public let bodySize: Int
+
+    /// A job with these fields (the decoder makes them; tests and fuzz targets compare them).
+    public init(jobID: [UInt8], intentType: String, phase: RequestPhase, timeLeftMilliseconds: Int, bodySize: Int) {
+        self.jobID = jobID
+        self.intentType = intentType
+        self.phase = phase
+        self.timeLeftMilliseconds = timeLeftMilliseconds
+        self.bodySize = bodySize
+    }
+}

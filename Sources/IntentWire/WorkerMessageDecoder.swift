@@ -1,0 +1,123 @@
+/// Decodes the messages workers send to the broker's backend, checking their frames in the order of
+/// `Schemas/PROTOCOL.md` section 5.12.
+///
+/// Pure: no sockets, no clocks, no shared state. Check 4 (is the routing id registered?) needs the broker's worker
+/// table, so the broker says whether it is: the answer to an unregistered worker then comes out in its place in the
+/// order, as ``WorkerCommand/unregistered(_:)``.
+public struct WorkerMessageDecoder: Sendable {
+    /// The limits frames are checked against (only ``WireLimits/maxFrames`` applies to worker messages).
+    public var limits: WireLimits
+
+    /// A decoder checking against `limits`.
+    public init(limits: WireLimits = WireLimits()) {
+        self.limits = limits
+    }
+
+    /// Decodes one worker message.
+    /// - Parameters:
+    ///   - frames: The message, F0 first.
+    ///   - isRegistered: Whether the sender's routing id is registered (check 4).
+    /// - Throws: ``WorkerMessageError`` for the first failed check (1, 2, 3, 5 or 6).
+    public func decode(_ frames: WireFrames, isRegistered: Bool) throws(WorkerMessageError) -> WorkerCommand {
+        let count = frames.count
+        // Check 1: at least 2 frames, and no more than the limit.
+        guard count >= 2 else {
+            throw WorkerMessageError(code: .malformed, message: "expected [CIPW01, command, ...] frames", check: 1)
+        }
+        guard count <= limits.maxFrames, frames.dropped == 0 else {
+            throw WorkerMessageError(
+                code: .malformed, message: "a message has at most \(limits.maxFrames) frames", check: 1
+            )
+        }
+        // Check 2: the signature.
+        guard CIP.workerSignature.matches(frames[0]) else {
+            throw WorkerMessageError(code: .unsupportedVersion, message: "this broker speaks CIPW01 only", check: 2)
+        }
+        let command = frames[1]
+        let name = Self.name(of: command)
+        // Check 3: READY.
+        if name == .ready {
+            return .ready(try decodeReady(frames))
+        }
+        // Check 4: everything else needs a registration.
+        guard isRegistered else { return .unregistered(name) }
+        // Checks 5 and 6.
+        switch name {
+        case .result?: return .result(try decodeResult(frames))
+        case .heartbeat?: return .heartbeat
+        case .drain?: return .drain
+        case .disconnect?: return .disconnect
+        case .ready?, nil:
+            throw WorkerMessageError(
+                code: .unknownCommand, message: "unknown command \"\(WireText.display(command))\"", check: 5
+            )
+        }
+    }
+
+    /// Decodes one worker message given as byte arrays (tests, fuzz targets, cold paths).
+    public func decode(_ frames: [[UInt8]], isRegistered: Bool) throws(WorkerMessageError) -> WorkerCommand {
+        try WireFrames.withFrames(frames) { frames in
+            Result { () throws(WorkerMessageError) in try decode(frames, isRegistered: isRegistered) }
+        }.get()
+    }
+
+    /// The worker command F1 names, if any.
+    private static func name(of frame: UnsafeRawBufferPointer) -> WorkerCommand.Name? {
+        if CIP.Worker.result.matches(frame) { return .result }
+        if CIP.Worker.heartbeat.matches(frame) { return .heartbeat }
+        if CIP.Worker.ready.matches(frame) { return .ready }
+        if CIP.Worker.drain.matches(frame) { return .drain }
+        if CIP.Worker.disconnect.matches(frame) { return .disconnect }
+        return nil
+    }
+
+    /// Check 3: a READY.
+    private func decodeReady(_ frames: WireFrames) throws(WorkerMessageError) -> WorkerReady {
+        func fail(_ message: String) -> WorkerMessageError {
+            WorkerMessageError(code: .malformed, message: message, check: 3, command: .ready)
+        }
+        guard frames.count >= CIP.Frames.ready else {
+            throw fail("READY takes CIPW01, READY, capacity (1-1000), name, and one frame per intent type")
+        }
+        guard let capacity = WireBody.parseDecimal(frames[2]), capacity >= 1, capacity <= CIP.maxWorkerCapacity
+        else {
+            throw fail("READY capacity must be a decimal number from 1 to \(CIP.maxWorkerCapacity)")
+        }
+        let name = frames[3]
+        guard !name.isEmpty, name.count <= CIP.maxWorkerNameLength, name[0] != 0, WireText.isValidUTF8(name) else {
+            throw fail("the worker name must be 1 to 255 bytes of UTF-8 and must not begin with a zero byte")
+        }
+        var intentTypes: [[UInt8]] = []
+        for index in 4..<frames.count {
+            let type = frames[index]
+            guard !type.isEmpty, type.count <= CIP.maxIntentTypeLength, WireText.isValidUTF8(type) else {
+                throw fail("intent types must be 1 to 255 bytes of UTF-8 (F\(index) is not)")
+            }
+            let bytes = Array(type)
+            if !intentTypes.contains(bytes) { intentTypes.append(bytes) }
+        }
+        return WorkerReady(capacity: capacity, name: Array(name), intentTypes: intentTypes)
+    }
+
+    /// Check 6: a RESULT.
+    private func decodeResult(_ frames: WireFrames) throws(WorkerMessageError) -> WorkerResult {
+        func fail(_ message: String) -> WorkerMessageError {
+            WorkerMessageError(code: .malformed, message: message, check: 6, command: .result)
+        }
+        guard frames.count == CIP.Frames.result else {
+            throw fail("RESULT takes 5 frames: CIPW01, RESULT, job id, outcome, body")
+        }
+        guard frames[2].count == CIP.jobIDLength else { throw fail("the job id must be 8 bytes") }
+        let bodySize = frames[WorkerResult.bodyIndex].count
+        guard bodySize > 0 else { throw fail("the body frame is empty") }
+        let outcome: WorkerResult.Outcome =
+            if CIP.Outcome.continue.matches(frames[3]) {
+                .continue
+            } else if CIP.Outcome.error.matches(frames[3]) {
+                .error
+            } else {
+                .stop
+            }
+        return WorkerResult(jobID: frames[2].loadUnaligned(as: UInt64.self), outcome: outcome, bodySize: bodySize)
+    }
+}

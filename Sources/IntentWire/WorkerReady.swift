@@ -1,0 +1,19 @@
+/// A READY whose frames passed check 3 of `Schemas/PROTOCOL.md` section 5.12.
+public struct WorkerReady: Sendable, Hashable {
+    /// F2: how many jobs the worker runs at once, 1...1000.
+    public let capacity: Int
+    /// F3: the worker's name, 1...255 bytes of UTF-8 not beginning with a zero byte.
+    public let name: [UInt8]
+    /// F4...: the intent types served, each 1...255 bytes of UTF-8, in order, repeats left out.
+    public let intentTypes: [[UInt8]]
+
+    /// A READY with these fields (the decoder makes them; tests and fuzz targets compare them).
+    public init(capacity: Int, name: [UInt8], intentTypes: [[UInt8]]) {
+        self.capacity = capacity
+        self.name = name
+        self.intentTypes = intentTypes
+    }
+
+    /// The name as a string (it is valid UTF-8).
+    public var nameString: String { String(decoding: name, as: UTF8.self) }
+}
