@@ -685,3 +685,223 @@ class PyWorker:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The broker's side of CIP/Worker (section 5), to test a real worker process from Python
+
+
+@dataclass
+class FromWorker:
+    """A checked message from a worker: READY, RESULT, HEARTBEAT, DRAIN or DISCONNECT."""
+
+    routing_id: bytes
+    frames: list[bytes]
+    command: str
+    received_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def job_id(self) -> bytes:
+        return self.frames[2]
+
+    @property
+    def outcome(self) -> str:
+        return self.frames[3].decode()
+
+    @property
+    def body(self) -> bytes:
+        return self.frames[4]
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.frames[4])
+
+    def __repr__(self) -> str:
+        return f"<{self.command} from {self.routing_id!r} {self.frames[2:5]!r}>"
+
+
+class PyBroker:
+    """A ROUTER bound to a backend endpoint that plays the broker for real workers: it checks every message a worker
+    sends (READY: capacity, name = routing id, intent types; RESULT: 5 frames, the job id of a JOB it sent,
+    outcome, body against the interaction or error schema and, for a final Interaction, the intent definition and
+    the outcome rule of 5.11), and sends HEARTBEAT to every worker that sent READY once per interval (unless
+    `silent`). An I/O thread owns the socket."""
+
+    def __init__(self, endpoint: str, heartbeat_ms: int = 1000, context: zmq.Context | None = None,
+                 schemas: Schemas = SCHEMA_SET):
+        self.context = context or zmq.Context.instance()
+        self.endpoint = endpoint
+        self.interval = heartbeat_ms / 1000.0
+        self.schemas = schemas
+        self.silent = False
+        self.acknowledge_drain = True
+        self.registered: dict[bytes, FromWorker] = {}
+        self.jobs: dict[bytes, tuple[bytes, str, str]] = {}  # job id -> (worker, intent type, phase)
+        self.errors: list[BaseException] = []
+        self.inbox: list[FromWorker] = []
+        self._received: "queue.Queue[FromWorker]" = queue.Queue()
+        self._outbox: "queue.Queue[list[bytes]]" = queue.Queue()
+        self._stop = threading.Event()
+        self._counter = itertools.count(1)
+        self._bound = threading.Event()
+        self._bind_error: BaseException | None = None
+        self._thread = threading.Thread(target=self._io, daemon=True, name="pybroker")
+        self._thread.start()
+        self._bound.wait(5)
+        if self._bind_error:
+            raise self._bind_error
+
+    def _io(self) -> None:
+        socket = self.context.socket(zmq.ROUTER)
+        socket.setsockopt(zmq.LINGER, 0)
+        socket.setsockopt(zmq.ROUTER_MANDATORY, 1)
+        socket.setsockopt(zmq.ROUTER_HANDOVER, 1)
+        try:
+            socket.bind(self.endpoint)
+        except zmq.ZMQError as e:
+            self._bind_error = e
+        self._bound.set()
+        if self._bind_error:
+            socket.close(0)
+            return
+        last_beat = time.monotonic()
+        try:
+            while not self._stop.is_set():
+                while True:
+                    try:
+                        frames = self._outbox.get_nowait()
+                    except queue.Empty:
+                        break
+                    try:
+                        socket.send_multipart(frames, zmq.NOBLOCK)
+                    except zmq.ZMQError:
+                        pass  # EHOSTUNREACH: the worker is gone (6.7); a test notices through what it receives
+                if not self.silent and time.monotonic() - last_beat >= self.interval:
+                    for rid in list(self.registered):
+                        try:
+                            socket.send_multipart([rid, CIPW, b"HEARTBEAT"], zmq.NOBLOCK)
+                        except zmq.ZMQError:
+                            pass
+                    last_beat = time.monotonic()
+                if socket.poll(5):
+                    frames = socket.recv_multipart()
+                    try:
+                        m = self.check(frames[0], frames[1:])
+                    except ProtocolViolation as e:
+                        self.errors.append(e)
+                        continue
+                    if m.command == "DRAIN" and self.acknowledge_drain:
+                        try:  # 5.5: a broker MUST acknowledge DRAIN (this one sends no JOB afterwards by itself)
+                            socket.send_multipart([m.routing_id, CIPW, b"DRAIN"], zmq.NOBLOCK)
+                        except zmq.ZMQError:
+                            pass
+                    self._received.put(m)
+        finally:
+            socket.close(0)
+
+    def check(self, rid: bytes, frames: list[bytes]) -> FromWorker:
+        violation(len(frames) >= 2 and frames[0] == CIPW, "a worker message starts with CIPW01 (5)", frames)
+        command = frames[1].decode("ascii", "replace")
+        if command == "READY":
+            violation(len(frames) >= 5, "READY has at least 5 frames (5.2)", frames)
+            violation(is_decimal_frame(frames[2]) and 1 <= int(frames[2]) <= 1000, "READY capacity 1..1000", frames)
+            violation(frames[3] == rid, f"READY F3 {frames[3]!r} equals the routing id {rid!r} (5.2)", frames)
+            for t in frames[4:]:
+                violation(1 <= len(t) <= 255, "an intent type is 1..255 bytes", frames)
+            m = FromWorker(rid, frames, command)
+            self.registered[rid] = m
+            return m
+        if command in ("HEARTBEAT", "DRAIN", "DISCONNECT"):
+            violation(len(frames) == 2, f"{command} has exactly 2 frames (5.4-5.6)", frames)
+            if command == "DISCONNECT":
+                self.registered.pop(rid, None)
+            return FromWorker(rid, frames, command)
+        violation(command == "RESULT", f"a worker sends READY, RESULT, HEARTBEAT, DRAIN or DISCONNECT, not "
+                  f"{command!r}", frames)
+        violation(len(frames) == 5, "RESULT has exactly 5 frames (5.3)", frames)
+        job_id, outcome, body = frames[2], frames[3].decode("ascii", "replace"), frames[4]
+        violation(len(job_id) == 8, "RESULT F2 is an 8-byte job id", frames)
+        violation(outcome in ("continue", "stop", "error"), f"RESULT outcome {outcome!r} (5.3)", frames)
+        parsed = strict_loads(body)
+        if outcome == "error":
+            self.schemas.check("error.schema.json", parsed, "RESULT error")
+        else:
+            self.schemas.check_interaction(parsed, f"RESULT {outcome}")
+            job = self.jobs.get(job_id)
+            if job is not None:
+                violation(outcome == expected_outcome(job[2], parsed),
+                          f"outcome {outcome!r} breaks the outcome rule of 5.11 for a {job[2]} job", frames)
+        return FromWorker(rid, frames, command)
+
+    # -- sending ------------------------------------------------------------------------------------------
+
+    def send(self, rid: bytes, frames: list[bytes]) -> None:
+        self._outbox.put([rid, *frames])
+
+    def job(self, rid: bytes, intent_type: str, phase: str, body: Any, time_left: int | bytes = 3000,
+            job_id: bytes | None = None) -> bytes:
+        """Send a JOB (5.7); returns its job id."""
+        job_id = job_id or next(self._counter).to_bytes(8, "little")
+        self.jobs[job_id] = (rid, intent_type, phase)
+        left = time_left if isinstance(time_left, bytes) else str(time_left).encode()
+        self.send(rid, [CIPW, b"JOB", job_id, intent_type.encode(), phase.encode(), left, encode(body)])
+        return job_id
+
+    # -- receiving ----------------------------------------------------------------------------------------
+
+    def next(self, predicate: Callable[[FromWorker], bool] = lambda m: True, timeout: float = 15.0,
+             what: str = "a message") -> FromWorker:
+        self._raise_errors()
+        for i, m in enumerate(self.inbox):
+            if predicate(m):
+                return self.inbox.pop(i)
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"PyBroker: no {what} within {timeout} s (inbox: {self.inbox[-10:]})")
+            try:
+                m = self._received.get(timeout=min(left, 0.1))
+            except queue.Empty:
+                self._raise_errors()
+                continue
+            if predicate(m):
+                return m
+            self.inbox.append(m)
+
+    def ready(self, timeout: float = 15.0) -> FromWorker:
+        return self.next(lambda m: m.command == "READY", timeout, "READY")
+
+    def result(self, job_id: bytes, timeout: float = 15.0) -> FromWorker:
+        m = self.next(lambda m: m.command == "RESULT" and m.job_id == job_id, timeout, f"RESULT {job_id!r}")
+        self.jobs.pop(job_id, None)
+        return m
+
+    def expect_no_result(self, duration: float) -> None:
+        end = time.monotonic() + duration
+        while (left := end - time.monotonic()) > 0:
+            try:
+                self.inbox.append(self._received.get(timeout=left))
+            except queue.Empty:
+                pass
+        self._raise_errors()
+        results = [m for m in self.inbox if m.command == "RESULT"]
+        violation(not results, f"unexpected RESULTs: {results}")
+
+    def _raise_errors(self) -> None:
+        if self.errors:
+            raise self.errors[0]
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+
+def expected_outcome(phase: str, body: dict) -> str:
+    """The outcome rule of section 5.11."""
+    if phase == "resolve":
+        kinds = {r["kind"] for r in body.get("resolve", {}).values()}
+        return "continue" if kinds <= {"success", "notRequired"} else "stop"
+    if phase == "confirm":
+        return "continue" if body.get("confirm", {}).get("code") == "ready" else "stop"
+    return "stop"

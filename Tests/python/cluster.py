@@ -47,6 +47,7 @@ class Proc:
         self.popen = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
                                       start_new_session=True)
         self.pid = self.popen.pid
+        self.stop_timeout = 3.0  # how long stop() waits after SIGTERM before SIGKILL (in Spawner's cleanup)
         _live[self.pid] = self
 
     def alive(self) -> bool:
@@ -132,12 +133,14 @@ def start_pool(broker: Broker, run_dir: Path, name: str, workers: int = 2, capac
     return Proc(name, args, run_dir)
 
 
-def start_worker(broker: Broker, run_dir: Path, name: str, capacity: int = 16, heartbeat_ms: int | None = None,
-                 jobs_on: str = "thread") -> Proc:
-    """A standalone `concierge worker` with the example handlers, named `name` (its routing id)."""
-    args = [str(binary()), "worker", "--broker", broker.backend, "--name", name, "--capacity", str(capacity),
-            "--heartbeat-ms", str(heartbeat_ms or broker.heartbeat_ms), "--jobs-on", jobs_on,
-            "--log-level", "warning"]
+def start_worker(broker: Broker | str, run_dir: Path, name: str, capacity: int = 16,
+                 heartbeat_ms: int | None = None, jobs_on: str = "thread") -> Proc:
+    """A standalone `concierge worker` with the example handlers, named `name` (its routing id), connected to a
+    Broker or to a backend endpoint."""
+    endpoint = broker if isinstance(broker, str) else broker.backend
+    heartbeat = heartbeat_ms or (1000 if isinstance(broker, str) else broker.heartbeat_ms)
+    args = [str(binary()), "worker", "--broker", endpoint, "--name", name, "--capacity", str(capacity),
+            "--heartbeat-ms", str(heartbeat), "--jobs-on", jobs_on, "--log-level", "warning"]
     return Proc(name, args, run_dir)
 
 

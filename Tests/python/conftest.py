@@ -87,6 +87,7 @@ class Spawner:
     def broker(self, wait: bool = True, **flags) -> cluster.Broker:
         """A broker with flags such as max_queued=1, hard_limit_ms=500 (underscores become dashes)."""
         b = cluster.Broker(self._name("b"), self.run_dir, {k.replace("_", "-"): v for k, v in flags.items()})
+        b.proc.stop_timeout = 1.0
         self.procs.append(b.proc)
         if wait:
             b.wait_ready()
@@ -108,6 +109,19 @@ class Spawner:
             cluster.wait_for_workers(broker, workers, procs=[p])
         return p
 
+    def pybroker(self, heartbeat_ms: int = 1000) -> cip.PyBroker:
+        """A Python broker backend (cip.PyBroker) on a fresh ipc:// endpoint, for real worker processes."""
+        b = cip.PyBroker(f"ipc://{self.run_dir}/{self._name('pyb')}.sock", heartbeat_ms=heartbeat_ms)
+        self.closables.append(b)
+        return b
+
+    def real_worker(self, pybroker: cip.PyBroker, name: str | None = None, **kw) -> cluster.Proc:
+        """A `concierge worker` process (example handlers) connected to a Python broker."""
+        kw.setdefault("heartbeat_ms", int(pybroker.interval * 1000))
+        p = cluster.start_worker(pybroker.endpoint, self.run_dir, name or self._name("rw"), **kw)
+        self.procs.append(p)
+        return p
+
     def client(self, broker_or_endpoint, **kw) -> cip.Client:
         endpoint = broker_or_endpoint if isinstance(broker_or_endpoint, str) else broker_or_endpoint.frontend
         c = cip.Client(endpoint, **kw)
@@ -124,10 +138,14 @@ class Spawner:
 
     def cleanup(self) -> None:
         failed = getattr(self.request.node, "rep_call", None)
+        # Processes first (a real worker draining on SIGTERM gets its DRAIN acknowledged by a Python broker), then
+        # the Python sockets.
+        for p in reversed(self.procs):
+            # SIGTERM, then SIGKILL to the group: a worker may be sleeping in a long job, and a broker with requests
+            # in flight waits out its 5 s shutdown grace period (8.2), which these tests do not need.
+            p.stop(timeout=p.stop_timeout)
         for c in reversed(self.closables):
             c.close()
-        for p in reversed(self.procs):
-            p.stop(timeout=3.0)  # SIGTERM, then SIGKILL to the group: a worker may be sleeping in a long job
         if failed is not None and failed.failed:
             for p in self.procs:
                 sys.stderr.write(f"\n--- {p.name} (pid {p.pid}) {' '.join(p.args)}\n{p.tail()}\n")

@@ -77,6 +77,43 @@ def test_malformed_intent_type_length(client, intent):
     assert (m.code, m.request_id, m.phase) == ("malformed", b"m-type", "lifecycle")
 
 
+@pytest.mark.parametrize("intent", [b"Ech\xff", b"\xc0\xafEcho", b"\xed\xa0\x80", b"Echo\xe2\x82"],
+                         ids=["invalid-byte", "overlong", "surrogate", "truncated"])
+def test_malformed_intent_type_not_utf8(client, intent):
+    """Check 7: F3 is well-formed UTF-8 (RFC 3629)."""
+    m = raw_error(client, valid_request(rid=b"m-utf8", intent=intent, phase=b"resolve"), rid=b"m-utf8")
+    assert (m.code, m.request_id, m.phase) == ("malformed", b"m-utf8", "resolve")
+
+
+def test_frame_limit(client):
+    """Check 1: at most the frame limit, which is at least 64 (the reference broker's): a 64-frame PING is
+    answered (frames after F1 are ignored), a 65-frame one is malformed with the reference broker."""
+    client.send_raw([CIPC, b"PING"] + [b"x"] * 62, expect="PONG")
+    client.pong()
+    m = raw_error(client, [CIPC, b"PING", b"f-1"] + [b"x"] * 62, rid=b"f-1")
+    assert (m.code, m.request_id, m.phase) == ("malformed", b"f-1", "")
+
+
+def test_a_frame_above_the_transport_limit_gets_no_answer(spawn):
+    """4.8: libzmq disconnects a client that sends a frame above the transport limit; the message gets no answer,
+    the DEALER reconnects by itself and the broker serves it again."""
+    broker = spawn.broker(max_body=1024, max_message=4096)
+    c = spawn.client(broker)
+    c.ping_roundtrip()
+    c.socket.send_multipart(valid_request(rid=b"huge", body=padded(8192)))  # nothing is owed for it
+    c.expect_silence(0.5)
+    end = time.monotonic() + 10
+    while True:  # the reconnection takes a moment; PINGs sent meanwhile may be lost with the old connection
+        c.ping()
+        try:
+            c.pong(timeout=0.5)
+            break
+        except TimeoutError:
+            assert time.monotonic() < end, "the client never got through again"
+    m = raw_error(c, valid_request(rid=b"big-3", body=padded(2000)), rid=b"big-3")
+    assert m.code == "too-large"  # above the maximum body size but below the transport limit
+
+
 def test_malformed_empty_body(client):
     """Check 9: the body is not empty."""
     frames = valid_request(rid=b"m-body", phase=b"resolve")

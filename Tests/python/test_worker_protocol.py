@@ -190,7 +190,8 @@ def test_result_for_another_workers_job_is_dropped(spawn, broker):
     [CIPW, b"RESULT", b"123456789", b"stop", b"{}"],
     [CIPW, b"RESULT", b"12345678", b"stop"],
     [CIPW, b"RESULT", b"12345678", b"stop", b"{}", b"extra"],
-], ids=["short-id", "long-id", "4-frames", "6-frames"])
+    [CIPW, b"RESULT", b"12345678", b"stop", b""],
+], ids=["short-id", "long-id", "4-frames", "6-frames", "empty-body"])
 def test_malformed_result_gets_error_and_the_job_stays_assigned(spawn, broker, frames):
     w = registered(spawn, broker, types=["PyEcho"])
     c = spawn.client(broker)
@@ -220,8 +221,13 @@ def test_malformed_result_gets_error_and_the_job_stays_assigned(spawn, broker, f
     [CIPW, b"READY", b"16", b"", b"Echo"],
     [CIPW, b"READY", b"16", b"rogue", b""],
     [CIPW, b"READY", b"16", b"rogue", b"Echo", b"T" * 256],
+    [CIPW, b"READY", b"16", b"\x00rogue", b"Echo"],
+    [CIPW, b"READY", b"16", b"rog\xffue", b"Echo"],
+    [CIPW, b"READY", b"16", b"rogue", b"Ec\xc3ho"],
+    [CIPW, b"READY", b"16", b"r" * 256, b"Echo"],
+    [CIPW, b"READY", b"16", b"rogue"] + [b"T%d" % i for i in range(61)],
 ], ids=["many", "zero", "1001", "negative", "space", "ten-digits", "no-types", "empty-name", "empty-type",
-        "long-type"])
+        "long-type", "name-zero-byte", "name-not-utf8", "type-not-utf8", "long-name", "above-frame-limit"])
 def test_malformed_ready_is_refused(spawn, broker, frames):
     """5.12 check 3: ERROR malformed; the worker is not registered (a HEARTBEAT then gets DISCONNECT)."""
     w = spawn.pyworker(broker, ready=False)
@@ -230,6 +236,18 @@ def test_malformed_ready_is_refused(spawn, broker, frames):
     assert error.code == "malformed" and error.text
     w.heartbeat()
     assert w.next(lambda m: m.command == "DISCONNECT").frames == [CIPW, b"DISCONNECT"]
+
+
+def test_ready_with_sixty_intent_types(spawn, broker):
+    """5.12: the frame limit (at least 64) bounds a READY to 60 intent types; 60 are accepted."""
+    types = [f"PyT{i}" for i in range(60)]
+    w = registered(spawn, broker, types=types, capacity=1)
+    c = spawn.client(broker)
+    rid = c.request("PyT59", "resolve", interaction("PyT59"))
+    job = w.job()
+    assert job.intent_type == "PyT59"
+    w.result(job, "stop", with_phase(job.body, "resolve", {}))
+    assert c.reply(rid).status == "final"
 
 
 def test_worker_name_is_f3_of_ready(spawn, broker):
