@@ -47,6 +47,32 @@ public struct ZMQMonitorEvent: Sendable, Hashable, CustomStringConvertible {
         self.endpoint = endpoint
     }
 
+    /// For a handshake failure, what it most likely means; nil for other events. `usingCurve` says whether the
+    /// socket that failed is a CURVE client (the likely causes differ).
+    public func handshakeFailureExplanation(usingCurve: Bool) -> String? {
+        if kind == .handshakeFailedAuth {
+            return "the server refused this peer's credentials (ZAP status \(value)): its CURVE public key is not on "
+                + "the server's allowlist for this endpoint"
+        }
+        if kind == .handshakeFailedProtocol {
+            if Int32(bitPattern: value) == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH {
+                return usingCurve
+                    ? "security mechanism mismatch: this peer uses CURVE and the server does not"
+                    : "security mechanism mismatch: the server requires CURVE and this peer has no CURVE keys"
+            }
+            return "handshake protocol error 0x\(String(value, radix: 16))"
+                + (usingCurve ? " (is the server key the server's public key?)" : "")
+        }
+        if kind == .handshakeFailedNoDetail {
+            let reason = String(cString: zmq_strerror(Int32(bitPattern: value)))
+            return "the server closed the connection during the handshake (\(reason)): "
+                + (usingCurve
+                    ? "is the server key the server's public key, and does the server use CURVE?"
+                    : "the server may require CURVE, and this peer has no CURVE keys")
+        }
+        return nil
+    }
+
     public var description: String {
         "ZMQMonitorEvent(0x\(String(kind.rawValue, radix: 16)), value: \(value), endpoint: \(endpoint))"
     }
