@@ -11,9 +11,10 @@
 //
 // Invariants: nothing traps; an intent that decodes writes JSON that decodes again to an intent writing the same JSON;
 // a definition that loads writes JSON that loads again to an equal definition; a job answers `error` with a
-// {"code", "message"} body, or `continue`/`stop` with an object that keeps every key of the input other than
-// "intent" and the phase's key unchanged, has "intent", and has the phase's key; a resolve output has one resolution
-// per declared parameter; the outcome follows the outcome rule (section 5.11).
+// {"code", "message"} body ("intent" and "parameter" too for validation errors), or `continue`/`stop` with an
+// object that keeps every key of the input other than "intent" and the phase's key unchanged, has "intent", and has
+// the phase's key; a resolve output has one resolution per declared parameter; the outcome follows the outcome rule
+// (section 5.11).
 
 import ConciergeExamples
 import ConciergeJSON
@@ -149,8 +150,18 @@ func runJob(type: String, phase: IntentPhase, body: [UInt8]) {
         return
     }
     if output.outcome == .error {
+        // {"code", "message"}, plus "intent" and "parameter" for the validation codes (PROTOCOL.md 5.11, 10.2).
+        let validation: Set<String> = ["unknown-parameter", "invalid-type", "out-of-range", "invalid-enum"]
+        let code = members["code"]?.stringValue ?? ""
         invariant(
-            Set(members.keys) == ["code", "message"] && members["code"]?.stringValue != nil, "error body \(result)")
+            Set(members.keys).isSubset(of: ["code", "message", "intent", "parameter"])
+                && members["message"]?.stringValue != nil && !code.isEmpty,
+            "error body \(result)")
+        if validation.contains(code) {
+            invariant(
+                members["intent"]?.stringValue == type && members["parameter"]?.stringValue != nil,
+                "validation error without its intent and parameter: \(result)")
+        }
         return
     }
     guard case .object(let input)? = try? JSONValue.parse(body) else {

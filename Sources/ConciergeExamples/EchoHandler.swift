@@ -16,27 +16,19 @@ import Synchronization
 /// answer data `{"text", "pid", "instance", "jobsSeen", "worker"}`. With fresh handlers per job, `instance` differs
 /// between jobs and `jobsSeen` is always 1.
 ///
-/// Resolution: `delayMs` / `cpuMs` outside 0...600000 -> `unsupported(outOfRange)`; everything else the default.
-/// Confirm and handle throw for out-of-range values (answering `failure`). The path without delay is kept cheap:
-/// no formatters, a handful of allocations.
+/// Resolution: the default for every parameter (durations outside the declared 0...600000 never reach the handler:
+/// validation answers `out-of-range`). The path without delay is kept cheap: no formatters, a handful of
+/// allocations.
 public final class EchoHandler: IntentHandler {
     public typealias Intent = EchoIntent
 
-    /// Why a duration is unsupported.
-    public enum UnsupportedReason: String, Sendable, CaseIterable {
-        /// The value is outside 0...600000.
-        case outOfRange
-    }
-
-    /// The error thrown for `failWith` and out-of-range durations; its description is the message.
+    /// The error thrown for `failWith`; its description is the message.
     public struct Failure: Error, CustomStringConvertible {
         /// The message.
         public let message: String
         public var description: String { message }
     }
 
-    static let rangeReasons = [UnsupportedReason.outOfRange.rawValue]
-    static let durationRange = 0...600_000
     private static let instances = Atomic<Int>(0)
     private static let pid = Int64(getpid())
 
@@ -54,15 +46,8 @@ public final class EchoHandler: IntentHandler {
 
     public func resolve(intent: EchoIntent, context: HandlerContext) async throws -> Resolutions<EchoIntent> {
         seen.wrappingAdd(1, ordering: .relaxed)
-        var resolutions = Resolutions<EchoIntent>()
-        if let delay = intent.delayMs, !Self.durationRange.contains(delay) {
-            resolutions[\.delayMs] = .unsupported(UnsupportedReason.outOfRange)
-        }
-        if let cpu = intent.cpuMs, !Self.durationRange.contains(cpu) {
-            resolutions[\.cpuMs] = .unsupported(UnsupportedReason.outOfRange)
-        }
-        if resolutions.isEmpty { try await act(in: .resolve, intent: intent) }
-        return resolutions
+        try await act(in: .resolve, intent: intent)
+        return Resolutions<EchoIntent>()
     }
 
     public func confirm(intent: EchoIntent, context: HandlerContext) async throws -> ConfirmResponse<EchoIntent> {
@@ -91,9 +76,6 @@ public final class EchoHandler: IntentHandler {
         guard (intent.delayPhase ?? .handle) == phase else { return }
         let delay = intent.delayMs ?? 0
         let cpu = intent.cpuMs ?? 0
-        guard Self.durationRange.contains(delay), Self.durationRange.contains(cpu) else {
-            throw Failure(message: "delayMs and cpuMs must be within 0...600000")
-        }
         if delay > 0 { try await Task.sleep(for: .milliseconds(delay)) }
         if cpu > 0 { Self.burn(milliseconds: cpu) }
         if let message = intent.failWith { throw Failure(message: message) }

@@ -9,11 +9,11 @@ public struct EchoIntent: Intent, Hashable {
         .init("text", \.text, description: "The text to echo."),
         .init(
             "delayMs", \.delayMs, description: "Milliseconds to wait (Task.sleep) in delayPhase.", minimum: 0,
-            maximum: 600_000, unsupportedReasons: EchoHandler.rangeReasons
+            maximum: 600_000
         ),
         .init(
             "cpuMs", \.cpuMs, description: "Milliseconds to burn CPU (busy loop) in delayPhase.", minimum: 0,
-            maximum: 600_000, unsupportedReasons: EchoHandler.rangeReasons
+            maximum: 600_000
         ),
         .init("delayPhase", \.delayPhase, description: "The phase that waits, burns CPU or fails; handle when absent."),
         .init("failWith", \.failWith, description: "If set, the handler throws this message in delayPhase."),

@@ -9,7 +9,8 @@ public import IntentKit
 /// - `pickupLocation`: missing -> `notRequired` (the rider's current location is used); else as the drop-off.
 /// - `rideOptionName`: missing -> `notRequired` (Economy); a known option in any case -> `success` with its
 ///   canonical name; else `unsupported(unknownRideOption)`.
-/// - `partySize`: missing -> `notRequired` (1); 1...8 -> `success`; else `unsupported(partySizeOutOfRange)`.
+/// - `partySize`: missing -> `notRequired` (1); 1...8 -> `success`; 9...20 -> `unsupported(partySizeOutOfRange)`
+///   (outside the declared 1...20, validation answers `out-of-range` before the handler runs).
 /// - `scheduledPickupTime`: missing -> `notRequired` (now); with a valid hour and minute -> `success`; else
 ///   `unsupported(invalidPickupTime)`.
 ///

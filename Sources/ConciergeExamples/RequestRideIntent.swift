@@ -22,7 +22,7 @@ public struct RequestRideIntent: Intent, Hashable {
         ),
         .init(
             "partySize", \.partySize,
-            description: "Number of riders; 1 when absent.", minimum: 1, maximum: 8,
+            description: "Number of riders; 1 when absent (the fleet seats at most 8).", minimum: 1, maximum: 20,
             unsupportedReasons: RequestRideHandler.UnsupportedReason.partySizeReasons
         ),
         .init(

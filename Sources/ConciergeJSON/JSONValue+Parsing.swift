@@ -12,6 +12,13 @@ extension JSONValue {
     ///     `[1]` but not `[[1]]`. Parsing recurses once per level, so keep this modest.
     /// - Throws: ``JSONError`` describing the first problem found and its byte offset.
     public static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = 64) throws(JSONError) -> JSONValue {
+        try parseLocating(bytes, maxDepth: maxDepth, member: nil).value
+    }
+
+    /// Parses a document and, when `member` is given, finds the byte range of that top-level member's value.
+    static func parseLocating(_ bytes: UnsafeRawBufferPointer, maxDepth: Int, member: String?) throws(JSONError) -> (
+        value: JSONValue, memberRange: Range<Int>?
+    ) {
         guard let base = bytes.baseAddress, bytes.count > 0 else {
             throw JSONError(code: .unexpectedEnd, offset: 0)
         }
@@ -20,7 +27,9 @@ extension JSONValue {
             count: bytes.count,
             maxDepth: maxDepth
         )
-        return try parser.parseDocument()
+        parser.locateKey = member
+        let value = try parser.parseDocument()
+        return (value, parser.locatedRange)
     }
 
     /// Parses one JSON document (RFC 8259, strict) from a byte array.

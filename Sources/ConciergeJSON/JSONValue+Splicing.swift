@@ -10,22 +10,11 @@ extension JSONValue {
         value: JSONValue, memberRange: Range<Int>?
     ) {
         let result = bytes.withUnsafeBytes { raw in
-            Result { () throws(JSONError) -> (JSONValue, Range<Int>?) in
-                guard let base = raw.baseAddress, raw.count > 0 else {
-                    throw JSONError(code: .unexpectedEnd, offset: 0)
-                }
-                var parser = JSONParser(
-                    bytes: base.assumingMemoryBound(to: UInt8.self),
-                    count: raw.count,
-                    maxDepth: maxDepth
-                )
-                parser.locateKey = key
-                let value = try parser.parseDocument()
-                return (value, parser.locatedRange)
+            Result { () throws(JSONError) -> (value: JSONValue, memberRange: Range<Int>?) in
+                try parseLocating(raw, maxDepth: maxDepth, member: key)
             }
         }
-        let (value, range) = try result.get()
-        return (value, range)
+        return try result.get()
     }
 
     /// `document`, the bytes of a well-formed JSON object that has no member `key`, with `"key": value` added as

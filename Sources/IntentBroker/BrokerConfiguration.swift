@@ -29,6 +29,13 @@ public struct BrokerConfiguration: Sendable {
     public var maxMessageSize: Int?
     /// The most requests waiting for a worker (all intent types together); past it, error `busy`.
     public var maxQueuedRequests: Int
+    /// The most requests of one intent type waiting for a worker, so one flooded type cannot fill the whole queue;
+    /// past it, error `busy`.
+    public var maxQueuedPerIntentType: Int
+    /// The most replies libzmq holds for one client connection that is not reading (its send high-water mark).
+    /// Past it a reply is not delivered (counted; the result stays available to STATUS): a client that stops
+    /// reading never blocks the broker or other clients.
+    public var clientQueueLimit: Int
     /// After the last worker for an intent type goes away, requests for it wait this long for a new one
     /// (a pool restarting its workers) before they fail with `unknown-intent`.
     public var workerGracePeriod: Duration
@@ -50,6 +57,8 @@ public struct BrokerConfiguration: Sendable {
         maxBodySize: Int = 1 << 20,
         maxMessageSize: Int? = nil,
         maxQueuedRequests: Int = 100_000,
+        maxQueuedPerIntentType: Int = 50_000,
+        clientQueueLimit: Int = 100_000,
         workerGracePeriod: Duration = .seconds(5),
         shutdownGracePeriod: Duration = .seconds(5),
         ioThreads: Int32 = 1
@@ -66,6 +75,8 @@ public struct BrokerConfiguration: Sendable {
         self.maxBodySize = maxBodySize
         self.maxMessageSize = maxMessageSize
         self.maxQueuedRequests = maxQueuedRequests
+        self.maxQueuedPerIntentType = maxQueuedPerIntentType
+        self.clientQueueLimit = clientQueueLimit
         self.workerGracePeriod = workerGracePeriod
         self.shutdownGracePeriod = shutdownGracePeriod
         self.ioThreads = ioThreads

@@ -111,13 +111,14 @@ final class BrokerLoop: @unchecked Sendable {
             return BrokerError(code: code, message: message)
         }
         do {
-            for _ in 0..<2 {
+            for index in 0..<2 {
                 let socket = try ZMQSocket(context: context, type: .router)
                 created.append(socket)
                 // Never drop a message silently (libzmq#2037) and let a restarted peer take over its id (#4603).
                 try socket.setOption(.routerMandatory, 1)
                 try socket.setOption(.routerHandover, 1)
-                try socket.setOption(.sendHighWaterMark, 100_000)
+                try socket.setOption(
+                    .sendHighWaterMark, index == 0 ? Int32(clamping: max(1, configuration.clientQueueLimit)) : 100_000)
                 try socket.setOption(.receiveHighWaterMark, 100_000)
                 // libzmq's own cap on a frame (it disconnects a peer that sends a larger one), above ours by
                 // default, so that an oversized body still gets a `too-large` reply.
@@ -125,6 +126,10 @@ final class BrokerLoop: @unchecked Sendable {
             }
         } catch {
             throw fail(.badConfiguration, "\(error)")
+        }
+        for endpoint in [configuration.frontendEndpoint, configuration.backendEndpoint]
+        where IPCEndpointCheck.isInUse(endpoint) {
+            throw fail(.bindFailed, "\(endpoint) is in use by another process (something is listening on it)")
         }
         do {
             try created[0].bind(configuration.frontendEndpoint)
@@ -279,6 +284,13 @@ final class BrokerLoop: @unchecked Sendable {
                 replyError(client: client, id: id, phase: phase.name, .busy, "the broker's queue is full")
                 return
             }
+            if typeQueues[type].count >= configuration.maxQueuedPerIntentType {
+                replyError(
+                    client: client, id: id, phase: phase.name, .busy,
+                    "the queue of intent type \"\(String(decoding: typeBytes, as: UTF8.self))\" is full"
+                )
+                return
+            }
             // Shed at once what the queue would not start before the deadline (its measured pace).
             let rate = typeJobRate[type]
             let ahead = Double(typeQueues[type].count + 1)
@@ -302,7 +314,9 @@ final class BrokerLoop: @unchecked Sendable {
     }
 
     private func isServed(_ type: Int, now: UInt64) -> Bool {
-        !typeWorkers[type].isEmpty || now - typeOrphanedAt[type] < graceNanos
+        // `now` may be older than typeOrphanedAt (heartbeat() reads the clock before removeWorker() does): no
+        // subtraction, so no UInt64 underflow.
+        !typeWorkers[type].isEmpty || now < typeOrphanedAt[type] &+ graceNanos
     }
 
     private func handleStatus(client: [UInt8], id: [UInt8]) {
@@ -749,8 +763,11 @@ final class BrokerLoop: @unchecked Sendable {
         return false
     }
 
+    /// Sends a control message to a worker at once, after the JOBs booked before it (a worker relies on the order:
+    /// no JOB follows the acknowledgement of its DRAIN).
     @discardableResult
     private func sendToWorker(_ routingID: [UInt8], _ frames: [StaticString]) -> Bool {
+        flushJobs()
         do {
             guard try backend.send(routingID, more: true) else { return false }
             for (index, frame) in frames.enumerated() { try backend.send(frame, more: index < frames.count - 1) }
@@ -761,6 +778,7 @@ final class BrokerLoop: @unchecked Sendable {
     }
 
     private func sendWorkerError(_ routingID: [UInt8], _ code: WireErrorCode, _ text: String) {
+        flushJobs()
         do {
             guard try backend.send(routingID, more: true) else { return }
             try backend.send(CIP.workerSignature, more: true)

@@ -22,7 +22,8 @@ extension HandlerProvider {
             return JobOutput(
                 error: IntentError(
                     code: .unknownIntent,
-                    message: "no handler is registered for intent type \"\(intentType)\""
+                    message: "no handler is registered for intent type \"\(intentType)\"",
+                    intent: intentType
                 )
             )
         }
@@ -33,6 +34,16 @@ extension HandlerProvider {
                 return JobOutput(
                     error: IntentError(code: .badBody, message: "the body must be a JSON object, got \(json._kindName)")
                 )
+            }
+            for key in ["resolve", "confirm", "handle"] {
+                if let value = object[key], value.objectValue == nil {
+                    return JobOutput(
+                        error: IntentError(
+                            code: .badBody, message: "\"\(key)\" must be an object, got \(value._kindName)",
+                            intent: intentType
+                        )
+                    )
+                }
             }
             interaction = _InteractionBody(bytes: body, members: object, intentRange: intentRange)
         } catch {

@@ -37,28 +37,58 @@ extension Intent {
         case let other?:
             throw IntentError(code: .badBody, message: "\"parameters\" must be an object, got \(other._kindName)")
         }
-        var matched = 0
+        if values.count > 0 {
+            let declared = Self.parameters.map(\.name)
+            if let unknown = values.keys.filter({ !declared.contains($0) }).sorted().first {
+                throw IntentError(
+                    code: .unknownParameter,
+                    message: "\(Self.intentType) has no parameter \"\(unknown)\"",
+                    parameter: unknown,
+                    intent: Self.intentType
+                )
+            }
+        }
         for parameter in Self.parameters {
             guard let value = values[parameter.name] else { continue }
-            matched += 1
             do {
                 try parameter.setValue(value, in: &self)
             } catch {
                 throw IntentError(
-                    code: .badBody,
-                    message: "parameter \"\(parameter.name)\" (\(parameter.type)): \(error.message)",
-                    parameter: parameter.name
+                    code: parameter.type.isEnumeration && error.code == .invalidValue ? .invalidEnum : .invalidType,
+                    message: "\(Self.intentType).\(parameter.name) (\(parameter.type)): \(error.message)",
+                    parameter: parameter.name,
+                    intent: Self.intentType
+                )
+            }
+            if let problem = Self.rangeProblem(value, minimum: parameter.minimum, maximum: parameter.maximum) {
+                throw IntentError(
+                    code: .outOfRange,
+                    message: "\(Self.intentType).\(parameter.name): \(problem)",
+                    parameter: parameter.name,
+                    intent: Self.intentType
                 )
             }
         }
-        if matched < values.count {
-            let declared = Self.parameters.map(\.name)
-            let unknown = values.keys.filter { !declared.contains($0) }.sorted()
-            throw IntentError(
-                code: .badBody,
-                message: "unknown parameter \"\(unknown.first ?? "?")\" for intent \(Self.intentType)",
-                parameter: unknown.first
-            )
+    }
+
+    /// Why a numeric value (or a list of them) lies outside `minimum`...`maximum`; nil when it does not.
+    private static func rangeProblem(_ value: JSONValue, minimum: Double?, maximum: Double?) -> String? {
+        guard minimum != nil || maximum != nil else { return nil }
+        switch value {
+        case .array(let elements):
+            for (index, element) in elements.enumerated() {
+                if let problem = rangeProblem(element, minimum: minimum, maximum: maximum) {
+                    return "[\(index)]: \(problem)"
+                }
+            }
+            return nil
+        case .int, .double:
+            guard let number = value.doubleValue else { return nil }
+            if let minimum, number < minimum { return "\(value) is below the minimum \(IntentError.format(minimum))" }
+            if let maximum, number > maximum { return "\(value) is above the maximum \(IntentError.format(maximum))" }
+            return nil
+        default:
+            return nil
         }
     }
 

@@ -18,6 +18,14 @@ public struct IntentError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unknownIntent = Code(rawValue: "unknown-intent")
         /// The handler's resolve threw (or set a resolution for an undeclared parameter).
         public static let handlerFailed = Code(rawValue: "handler-failed")
+        /// The intent has a parameter its definition does not declare.
+        public static let unknownParameter = Code(rawValue: "unknown-parameter")
+        /// A parameter's value does not have the declared type (wrong JSON type, or a malformed value of it).
+        public static let invalidType = Code(rawValue: "invalid-type")
+        /// A numeric parameter's value is outside the definition's `minimum`...`maximum`.
+        public static let outOfRange = Code(rawValue: "out-of-range")
+        /// An enumeration parameter's value is not one of its cases.
+        public static let invalidEnum = Code(rawValue: "invalid-enum")
 
         public var description: String { rawValue }
     }
@@ -28,18 +36,29 @@ public struct IntentError: Error, Sendable, Hashable, CustomStringConvertible {
     public let message: String
     /// The parameter the error is about, when there is one.
     public let parameter: String?
+    /// The intent type the error is about, when there is one.
+    public let intent: String?
 
     /// Creates an error.
-    public init(code: Code, message: String, parameter: String? = nil) {
+    public init(code: Code, message: String, parameter: String? = nil, intent: String? = nil) {
         self.code = code
         self.message = message
         self.parameter = parameter
+        self.intent = intent
     }
 
     public var description: String { "\(code): \(message)" }
 
-    /// The error body: `{"code": ..., "message": ...}`.
+    /// The error body: `{"code": ..., "message": ..., "intent"?: ..., "parameter"?: ...}`.
     public var jsonValue: JSONValue {
-        .object(["code": .string(code.rawValue), "message": .string(message)])
+        var object: [String: JSONValue] = ["code": .string(code.rawValue), "message": .string(message)]
+        if let intent { object["intent"] = .string(intent) }
+        if let parameter { object["parameter"] = .string(parameter) }
+        return .object(object)
+    }
+
+    /// A bound as written in definition files: integral values without a fraction.
+    static func format(_ bound: Double) -> String {
+        bound == bound.rounded() && abs(bound) < 1e15 ? String(Int64(bound)) : String(bound)
     }
 }

@@ -48,6 +48,12 @@ public indirect enum ParameterType: Sendable, Hashable, CustomStringConvertible 
         return false
     }
 
+    /// Whether this is an enumeration, or a list of one.
+    public var isEnumeration: Bool {
+        if case .enumeration = elementType { return true }
+        return false
+    }
+
     /// The element type of a list, or the type itself.
     public var elementType: ParameterType {
         if case .list(let element) = self { return element }

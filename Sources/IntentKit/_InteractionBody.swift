@@ -16,4 +16,13 @@ struct _InteractionBody: Sendable {
         guard members[key] == nil else { return nil }
         return JSONValue.appendingMember(key, to: bytes, writeValue: writeValue)
     }
+
+    /// The body with `"intent"` replaced (serialized anew; for the rare bodies that must change).
+    func replacingIntent(_ intent: JSONValue) -> _InteractionBody {
+        var members = members
+        members["intent"] = intent
+        let bytes = JSONValue.object(members).serialized()
+        let range = try? JSONValue.parse(bytes, locatingMember: "intent").memberRange
+        return _InteractionBody(bytes: bytes, members: members, intentRange: range ?? nil)
+    }
 }

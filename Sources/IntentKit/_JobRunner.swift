@@ -10,8 +10,7 @@ enum _JobRunner<H: IntentHandler> {
         body: _InteractionBody,
         context: HandlerContext
     ) async -> JobOutput {
-        let interaction = body.members
-        guard let intentJSON = interaction["intent"] else {
+        guard var intentJSON = body.members["intent"] else {
             return JobOutput(error: IntentError(code: .badBody, message: "the body has no \"intent\""))
         }
         let intent: I
@@ -20,6 +19,16 @@ enum _JobRunner<H: IntentHandler> {
         } catch {
             return JobOutput(error: error)
         }
+        var body = body
+        // A null parameter is an absent one: the output's intent leaves it out (PROTOCOL.md 11.3).
+        if case .object(var object) = intentJSON, case .object(let parameters)? = object["parameters"],
+            parameters.values.contains(.null)
+        {
+            object["parameters"] = .object(parameters.filter { $0.value != .null })
+            intentJSON = .object(object)
+            body = body.replacingIntent(intentJSON)
+        }
+        let interaction = body.members
         let handler = factory()
         var output = interaction
         switch phase {

@@ -30,6 +30,12 @@ struct BrokerOptions: ParsableArguments {
     @Option(help: "Most requests waiting for a worker (all intent types); past it, error `busy`.")
     var maxQueued: Int = 100_000
 
+    @Option(help: "Most requests of one intent type waiting for a worker; past it, error `busy`.")
+    var maxQueuedPerType: Int = 50_000
+
+    @Option(help: "Most replies held for one client connection that does not read; later ones wait for STATUS.")
+    var clientQueue: Int = 100_000
+
     @Option(help: "Largest request body in bytes.")
     var maxBody: Int = 1 << 20
 
@@ -57,7 +63,9 @@ struct BrokerOptions: ParsableArguments {
             maxStoredResults: maxResults,
             maxBodySize: maxBody,
             maxMessageSize: maxMessage,
-            maxQueuedRequests: maxQueued
+            maxQueuedRequests: maxQueued,
+            maxQueuedPerIntentType: maxQueuedPerType,
+            clientQueueLimit: clientQueue
         )
     }
 }

@@ -54,6 +54,27 @@ import ZeroMQ
         }
     }
 
+    @Test func anIPCPathInUseIsRefusedAndAStaleOneIsTakenOver() async throws {
+        let cluster = try Cluster()
+        try cluster.startBroker()
+        try cluster.startWorker("w1")
+        let client = try cluster.client()
+        try await cluster.waitUntilServing(client)
+        // libzmq would replace the live socket file: a second broker on the same paths must refuse instead.
+        try cluster.start("second", ["broker", "--frontend", cluster.frontend, "--backend", cluster.backend + "-2"])
+        #expect(await cluster.waitForExit("second", seconds: 10) == 1)
+        #expect(cluster.log("second").contains("bind-failed"))
+        #expect(cluster.log("second").contains("in use by another process"))
+        let reply = try await client.request(
+            intent: ["type": "Echo", "parameters": ["text": "still mine"]], phase: .handle)
+        #expect(reply.body_["handle"]?["data"]?["text"] == "still mine")
+        // A broker killed outright leaves its socket files behind; nobody listens, so the next broker takes them.
+        cluster.signal("broker", SIGKILL)
+        _ = await cluster.waitForExit("broker")
+        try cluster.start("third", ["broker", "--frontend", cluster.frontend, "--backend", cluster.backend])
+        try await cluster.waitUntilServing(client)
+    }
+
     @Test func malformedFramesAndUnknownCommandsGetErrorRepliesWhileTheBrokerKeepsServing() async throws {
         let cluster = try Cluster()
         try cluster.startBroker()
@@ -81,7 +102,7 @@ import ZeroMQ
                 [
                     "CIPC01", "REQUEST", "r10", "Echo", "handle", "",
                     #"{"intent":{"type":"Echo","parameters":{"text":5}}}"#,
-                ], "bad-body"
+                ], "invalid-type"
             ),
         ]
         for (frames, expected) in cases {

@@ -51,4 +51,35 @@ import Testing
         let next = try await client.request(intent: echo(["text": "after"]), phase: .handle)
         #expect(next.body_["handle"]?["data"]?["text"] == "after")
     }
+
+    @Test func atTwiceTheCapacityNothingIsLostAndEveryFirstReplyIsInTime() async throws {
+        let cluster = try Cluster()
+        try cluster.startBroker()
+        try cluster.startWorker("slow", capacity: 2)
+        let client = try cluster.client()
+        try await cluster.waitUntilServing(client)
+        // Two 20 ms jobs at a time: about 100 requests/s. The load client offers 200/s for 3 s, 500 ms deadline.
+        try cluster.start(
+            "load",
+            [
+                "load", "--broker", cluster.frontend, "--rate", "200", "--duration", "3s", "--warmup", "0s",
+                "--delay-ms", "20", "--deadline-ms", "500", "--drain-timeout", "5s", "--json", "--quiet",
+                "--max-deadline-misses", "0",
+            ]
+        )
+        let status = await cluster.waitForExit("load", seconds: 30)
+        let output = cluster.log("load")
+        #expect(status == 0, "\(output)")
+        let summary = try JSONValue.parse(output.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(summary["deadline_misses"] == 0)
+        #expect(summary["unanswered"] == 0)
+        let outcomes = try #require(summary["outcomes"]?.objectValue)
+        // Every request ended in a final reply (maybe after a progress reply) or was refused with busy.
+        #expect(Set(outcomes.keys).isSubset(of: ["final.handle.success", "progress", "error.busy"]), "\(outcomes)")
+        let served = outcomes["final.handle.success"]?.int64Value ?? 0
+        let busy = outcomes["error.busy"]?.int64Value ?? 0
+        #expect(served > 0)
+        #expect(busy > 0, "the load never exceeded the capacity")
+        #expect(served + busy == summary["requests"]?.int64Value)
+    }
 }

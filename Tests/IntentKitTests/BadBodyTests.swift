@@ -30,31 +30,78 @@ struct BadBodyTests {
     }
 
     @Test(
-        "values of the wrong type are bad-body errors naming the parameter",
+        "parameters that break the definition get a stable code naming the intent and the parameter",
         arguments: [
-            ("SendMessage", #"{"recipient":"Anna"}"#, ["recipient", "expected person object, got string"]),
-            ("SendMessage", #"{"recipient":{"displayName":3}}"#, ["recipient", "displayName", "expected string"]),
-            ("SendMessage", #"{"attachments":["a",2]}"#, ["attachments", "[1]"]),
-            ("SendMessage", #"{"colour":"red"}"#, ["unknown parameter", "colour"]),
-            ("RequestRide", #"{"partySize":"two"}"#, ["partySize", "expected integer, got string"]),
-            ("RequestRide", #"{"partySize":2.5}"#, ["partySize", "expected integer, got number"]),
-            ("RequestRide", #"{"dropOffLocation":{"lat":1}}"#, ["dropOffLocation", "unknown key \"lat\""]),
-            ("RequestRide", #"{"scheduledPickupTime":{"hour":"ten"}}"#, ["scheduledPickupTime", "hour"]),
-            ("StartWorkout", #"{"workoutLocationType":"underwater"}"#, ["workoutLocationType", "underwater"]),
-            ("StartWorkout", #"{"isOpenEnded":"yes"}"#, ["isOpenEnded", "expected boolean"]),
-            ("SendPayment", #"{"currencyAmount":{"amount":12.5,"currencyCode":"EUR"}}"#, ["currencyAmount", "amount"]),
-            ("Echo", #"{"delayPhase":"later"}"#, ["delayPhase", "later"]),
+            (
+                "SendMessage", #"{"recipient":"Anna"}"#, "invalid-type", "recipient",
+                ["expected person object, got string"]
+            ),
+            (
+                "SendMessage", #"{"recipient":{"displayName":3}}"#, "invalid-type", "recipient",
+                ["displayName", "string"]
+            ),
+            ("SendMessage", #"{"attachments":["a",2]}"#, "invalid-type", "attachments", ["[1]"]),
+            ("SendMessage", #"{"colour":"red"}"#, "unknown-parameter", "colour", ["no parameter", "colour"]),
+            ("RequestRide", #"{"partySize":"two"}"#, "invalid-type", "partySize", ["expected integer, got string"]),
+            ("RequestRide", #"{"partySize":2.5}"#, "invalid-type", "partySize", ["expected integer, got number"]),
+            ("RequestRide", #"{"partySize":21}"#, "out-of-range", "partySize", ["21", "maximum 20"]),
+            ("RequestRide", #"{"partySize":0}"#, "out-of-range", "partySize", ["minimum 1"]),
+            (
+                "RequestRide", #"{"dropOffLocation":{"lat":1}}"#, "invalid-type", "dropOffLocation",
+                ["unknown key \"lat\""]
+            ),
+            (
+                "RequestRide", #"{"scheduledPickupTime":{"hour":"ten"}}"#, "invalid-type", "scheduledPickupTime",
+                ["hour"]
+            ),
+            (
+                "StartWorkout", #"{"workoutLocationType":"underwater"}"#, "invalid-enum", "workoutLocationType",
+                ["underwater"]
+            ),
+            ("StartWorkout", #"{"isOpenEnded":"yes"}"#, "invalid-type", "isOpenEnded", ["expected boolean"]),
+            (
+                "SendPayment", #"{"currencyAmount":{"amount":12.5,"currencyCode":"EUR"}}"#, "invalid-type",
+                "currencyAmount", ["amount"]
+            ),
+            ("Echo", #"{"delayPhase":"later"}"#, "invalid-enum", "delayPhase", ["later", "resolve, confirm, handle"]),
+            ("Echo", #"{"delayPhase":7}"#, "invalid-type", "delayPhase", ["expected EchoPhase"]),
+            ("Echo", #"{"delayMs":600001}"#, "out-of-range", "delayMs", ["600001", "maximum 600000"]),
+            ("Echo", #"{"cpuMs":-1}"#, "out-of-range", "cpuMs", ["-1", "minimum 0"]),
         ]
     )
-    func typeMismatches(example: (String, String, [String])) async throws {
-        let (intentType, parameters, fragments) = example
-        let job = try await runJob(intentType, .resolve, body(intentType, parameters))
+    func definitionViolations(example: (String, String, String, String, [String])) async throws {
+        let (intentType, parameters, code, parameter, fragments) = example
+        for phase in IntentPhase.allCases {
+            let job = try await runJob(intentType, phase, body(intentType, parameters))
+            #expect(job.outcome == .error)
+            #expect(job.json["code"] == .string(code))
+            #expect(job.json["intent"] == .string(intentType))
+            #expect(job.json["parameter"] == .string(parameter))
+            let message = try #require(job.json["message"]?.stringValue)
+            #expect(message.contains("\(intentType)"), "\(message) names the intent")
+            for fragment in fragments {
+                #expect(message.contains(fragment), "\(message) lacks \(fragment)")
+            }
+        }
+    }
+
+    @Test func valuesOnTheBoundsAndMissingRequiredParametersAreNotErrors() async throws {
+        let ride = try await runJob("RequestRide", .resolve, body("RequestRide", #"{"partySize":20}"#))
+        #expect(ride.outcome == .stop)
+        #expect(ride.resolution("partySize") == ["kind": "unsupported", "reason": "partySizeOutOfRange"])
+        let echo = try await runJob("Echo", .handle, body("Echo", #"{"delayMs":0,"cpuMs":0,"text":"x"}"#))
+        #expect(echo.json["handle"]?["code"] == "success")
+        // A missing required parameter is the handler's needsValue, not a validation error.
+        let message = try await runJob("SendMessage", .resolve, body("SendMessage", #"{"content":"Hi"}"#))
+        #expect(message.kind("recipient") == "needsValue")
+    }
+
+    @Test func phaseResultsInTheBodyMustBeObjects() async throws {
+        let input = #"{"intent":{"type":"Echo","parameters":{}},"resolve":[1]}"#
+        let job = try await runJob("Echo", .confirm, input)
         #expect(job.outcome == .error)
         #expect(job.json["code"] == "bad-body")
-        let message = try #require(job.json["message"]?.stringValue)
-        for fragment in fragments {
-            #expect(message.contains(fragment), "\(message) lacks \(fragment)")
-        }
+        #expect(job.json["message"]?.stringValue?.contains(#""resolve" must be an object"#) == true)
     }
 
     @Test func intentTypeMismatchWithTheJobFrameIsABadBody() async throws {
@@ -84,7 +131,7 @@ struct BadBodyTests {
             _ = try SendPaymentIntent(jsonValue: ["type": "SendPayment", "parameters": ["note": 5]])
         } throws: { error in
             let error = error as? IntentError
-            return error?.code == .badBody && error?.parameter == "note"
+            return error?.code == .invalidType && error?.parameter == "note" && error?.intent == "SendPayment"
         }
     }
 }

@@ -64,12 +64,14 @@ struct FreshHandlerTests {
         #expect(clock.now - start >= .milliseconds(40))
     }
 
-    @Test func echoRejectsOutOfRangeDurations() async throws {
+    @Test func echoDurationsOutsideTheDeclaredRangeNeverReachTheHandler() async throws {
+        let before = EchoHandler().instance
         let resolve = try await runJob("Echo", .resolve, body("Echo", #"{"delayMs":600001,"cpuMs":-1}"#))
-        #expect(resolve.outcome == .stop)
-        #expect(resolve.resolution("delayMs") == ["kind": "unsupported", "reason": "outOfRange"])
-        #expect(resolve.resolution("cpuMs") == ["kind": "unsupported", "reason": "outOfRange"])
+        #expect(resolve.outcome == .error)
+        #expect(resolve.json["code"] == "out-of-range")
         let handle = try await runJob("Echo", .handle, body("Echo", #"{"delayMs":600001}"#))
-        #expect(handle.json["handle"]?["code"] == "failure")
+        #expect(handle.json["code"] == "out-of-range")
+        // No handler was made for either job (the next one made here is the very next instance).
+        #expect(EchoHandler().instance == before + 1)
     }
 }

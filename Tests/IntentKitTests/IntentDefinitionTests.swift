@@ -57,7 +57,7 @@ struct IntentDefinitionTests {
 
         let ride = IntentDefinition(describing: RequestRideIntent.self)
         let partySize = try #require(ride.parameters.first { $0.name == "partySize" })
-        #expect(partySize.type == "integer" && partySize.minimum == 1 && partySize.maximum == 8)
+        #expect(partySize.type == "integer" && partySize.minimum == 1 && partySize.maximum == 20)
         #expect(ride.parameters.first { $0.name == "scheduledPickupTime" }?.type == "dateComponents")
         #expect(ride.handleCodes.contains("failureRequiringAppLaunchNoServiceInArea"))
         #expect(ride.confirmCodes == ConfirmCode.standard.map(\.rawValue))

@@ -42,7 +42,7 @@ struct OutputSplicingTests {
     }
 
     @Test func anInputThatAlreadyHasTheResultKeyGetsItReplacedNotDuplicated() async throws {
-        let input = #"{"handle":"old","intent":{"type":"Echo","parameters":{"text":"x"}}}"#
+        let input = #"{"handle":{"code":"old"},"intent":{"type":"Echo","parameters":{"text":"x"}}}"#
         let output = await Examples.provider.run(
             intentType: "Echo", phase: .handle, body: Array(input.utf8), context: HandlerContext()
         )
@@ -56,8 +56,10 @@ struct OutputSplicingTests {
             #"{"intent":{"type":"StartWorkout","parameters":{"workoutName":"yoga","workoutLocationType":"indoor"}},"x":true}"#
         let confirm = try await runJob("StartWorkout", .confirm, input)
         #expect(confirm.json == (try expected(input, "confirm", ["code": "ready"])))
-        let resolve = try await runJob("Echo", .resolve, #"{"intent":{"type":"Echo","parameters":{"delayMs":-1}}}"#)
-        #expect(resolve.kind("delayMs") == "unsupported")
-        #expect(resolve.json["intent"] == ["type": "Echo", "parameters": ["delayMs": -1]])
+        let resolveInput = #"{"intent":{"type":"RequestRide","parameters":{"partySize":9}}}"#
+        let resolve = try await runJob("RequestRide", .resolve, resolveInput)
+        #expect(resolve.kind("partySize") == "unsupported")
+        #expect(resolve.json["intent"] == ["type": "RequestRide", "parameters": ["partySize": 9]])
+        #expect(resolve.json.objectValue?.keys.sorted() == ["intent", "resolve"])
     }
 }

@@ -1,0 +1,687 @@
+"""CIP/1 from the specification alone: a client (CIP/Client) and a worker (CIP/Worker) in Python.
+
+Written from Schemas/PROTOCOL.md and the JSON Schemas in Schemas/json/ -- not from the Swift sources. Every message
+received is checked against the spec: frame counts, signatures, commands, statuses, phases, decimal frames, the error
+codes each carrier may hold (section 10.2), and every JSON body against its schema (interaction, progress, error).
+Final Interactions of the intent types in Schemas/intents/ are also checked against their definitions (parameter
+types, one resolution per declared parameter, values written back, response codes). A violation raises
+ProtocolViolation (an AssertionError, so pytest reports it as a failed test).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import queue
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import zmq
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMAS = REPO / "Schemas"
+BASE = "https://concierge.example/schemas/"
+
+CIPC = b"CIPC01"
+CIPW = b"CIPW01"
+JOB_PHASES = ("resolve", "confirm", "handle")
+REQUEST_PHASES = JOB_PHASES + ("lifecycle",)
+STATUSES = ("final", "progress", "error")
+WORKER_ERROR_CODES = ("malformed", "unsupported-version", "unknown-command")  # section 5.9
+
+# Section 10.2, "Carried in": which error codes a REPLY or a STATUS answer may hold.
+REPLY_CODES = {
+    "malformed", "unsupported-version", "unknown-command", "bad-request-id", "bad-phase", "bad-deadline",
+    "too-large", "duplicate-request", "unknown-intent", "busy", "timeout", "worker-lost", "handler-failed",
+    "bad-body", "shutting-down", "internal",
+}
+VALIDATION_CODES = {"unknown-parameter", "invalid-type", "out-of-range", "invalid-enum"}  # 5.11 step 4
+REPLY_CODES |= VALIDATION_CODES
+# A STATUS answer carries a stored error REPLY (6.4), or its own unknown-request / malformed.
+STATUS_CODES = {"malformed", "unknown-request", "unknown-intent", "busy", "timeout", "worker-lost", "handler-failed",
+                "bad-body", "shutting-down", "internal"} | VALIDATION_CODES
+
+
+class ProtocolViolation(AssertionError):
+    """A message from the broker that does not follow CIP/1."""
+
+
+def violation(condition: bool, what: str, frames: list[bytes] | None = None) -> None:
+    if not condition:
+        raise ProtocolViolation(what + (f"\n  frames: {frames!r}" if frames is not None else ""))
+
+
+def is_decimal_frame(frame: bytes) -> bool:
+    """Section 3.3: 1 to 9 ASCII digits and nothing else."""
+    return 1 <= len(frame) <= 9 and all(0x30 <= b <= 0x39 for b in frame)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# JSON bodies (section 11)
+
+
+def strict_loads(raw: bytes) -> Any:
+    """Parse a body as section 11.1 wants it: UTF-8 without BOM, an object, no duplicate keys, no NaN/Infinity,
+    nesting at most 64. Non-integers are parsed as Decimal so that JSON Schema's "integer" does not accept 5.0."""
+    violation(len(raw) > 0, "a body frame is never empty (section 3.3)")
+    violation(not raw.startswith(b"\xef\xbb\xbf"), "body starts with a byte order mark (section 11.1)")
+    try:
+        text = raw.decode("utf-8", errors="strict")
+    except UnicodeDecodeError as e:
+        raise ProtocolViolation(f"body is not UTF-8: {e}") from None
+
+    def pairs(items):
+        keys = [k for k, _ in items]
+        violation(len(keys) == len(set(keys)), f"duplicate keys in a body object: {keys} (section 11.1)")
+        return dict(items)
+
+    def no_constant(name):
+        raise ProtocolViolation(f"{name} in a body (section 11.1)")
+
+    try:
+        value = json.loads(text, object_pairs_hook=pairs, parse_float=Decimal, parse_constant=no_constant)
+    except json.JSONDecodeError as e:
+        raise ProtocolViolation(f"body is not JSON: {e}: {raw[:200]!r}") from None
+    violation(isinstance(value, dict), f"the top-level value of a body is an object (section 11.1): {raw[:200]!r}")
+    violation(_depth(value) <= 64, "body nests more than 64 levels (section 11.1)")
+    return value
+
+
+def _depth(v: Any) -> int:
+    if isinstance(v, dict):
+        return 1 + max((_depth(x) for x in v.values()), default=0)
+    if isinstance(v, list):
+        return 1 + max((_depth(x) for x in v), default=0)
+    return 0
+
+
+def encode(body: Any) -> bytes:
+    """A body as bytes: dicts are encoded compactly as UTF-8 JSON; bytes and str are sent as they are."""
+    if isinstance(body, bytes):
+        return body
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def interaction(intent_type: str, identifier: str | None = None, **parameters: Any) -> dict:
+    """A REQUEST body {"intent": {"type", "parameters"}} (section 11.2)."""
+    intent: dict[str, Any] = {"type": intent_type, "parameters": parameters}
+    if identifier is not None:
+        intent["identifier"] = identifier
+    return {"intent": intent}
+
+
+class Schemas:
+    """The four schemas of Schemas/json in one referencing.Registry (Schemas/README.md), and the intent definitions."""
+
+    def __init__(self, root: Path = SCHEMAS):
+        self.documents: dict[str, dict] = {}
+        for path in sorted((root / "json").glob("*.schema.json")):
+            doc = json.loads(path.read_text("utf-8"))
+            Draft202012Validator.check_schema(doc)
+            self.documents[path.name] = doc
+        self.registry = Registry().with_resources(
+            (doc["$id"], Resource.from_contents(doc)) for doc in self.documents.values()
+        )
+        self._validators: dict[str, Draft202012Validator] = {}
+        self.definitions: dict[str, dict] = {}
+        for path in sorted((root / "intents").glob("*.json")):
+            definition = json.loads(path.read_text("utf-8"))
+            self.validator("intent-definition.schema.json").validate(definition)
+            assert path.stem == definition["intent"], f"{path.name} defines {definition['intent']}"
+            self.definitions[definition["intent"]] = definition
+
+    def validator(self, ref: str) -> Draft202012Validator:
+        """A validator for a schema file name or a sub-schema, e.g. 'interaction.schema.json#/$defs/person'."""
+        if ref not in self._validators:
+            self._validators[ref] = Draft202012Validator(
+                {"$ref": BASE + ref}, registry=self.registry, format_checker=Draft202012Validator.FORMAT_CHECKER
+            )
+        return self._validators[ref]
+
+    def check(self, ref: str, value: Any, what: str) -> None:
+        errors = sorted(self.validator(ref).iter_errors(value), key=lambda e: list(e.absolute_path))
+        if errors:
+            details = "; ".join(f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors[:5])
+            raise ProtocolViolation(f"{what} does not match {ref}: {details}\n  body: {_short(value)}")
+
+    # -- checks against an intent definition (section 11.11), beyond what the generic schema can say ----------
+
+    def parameter_schema(self, definition: dict, parameter: dict) -> dict:
+        if parameter["type"] == "enum":
+            scalar: dict = {"enum": definition["enums"][parameter["enum"]]}
+        else:
+            scalar = {"$ref": BASE + "interaction.schema.json#/$defs/" + parameter["type"]}
+        return {"type": "array", "items": scalar} if parameter["list"] else scalar
+
+    def check_value(self, definition: dict, parameter: dict, value: Any, what: str) -> None:
+        schema = self.parameter_schema(definition, parameter)
+        v = Draft202012Validator(schema, registry=self.registry, format_checker=Draft202012Validator.FORMAT_CHECKER)
+        errors = list(v.iter_errors(value))
+        violation(not errors, f"{what}: {value!r} is not a {parameter['type']}"
+                  f"{' list' if parameter['list'] else ''} ({errors[0].message if errors else ''})")
+
+    def check_interaction(self, body: dict, what: str, produced_by_worker: bool = True) -> None:
+        """The generic schema, then, for a known intent type, its definition."""
+        self.check("interaction.schema.json", body, what)
+        definition = self.definitions.get(body["intent"]["type"])
+        if definition is None:
+            return
+        declared = {p["name"]: p for p in definition["parameters"]}
+        parameters = body["intent"].get("parameters", {})
+        for name, value in parameters.items():
+            violation(name in declared, f"{what}: intent parameter {name!r} is not declared by {definition['intent']}")
+            if produced_by_worker:
+                violation(value is not None, f"{what}: workers leave out parameters without a value (11.3): {name}")
+            if value is not None:
+                self.check_value(definition, declared[name], value, f"{what}: intent parameter {name!r}")
+        if "resolve" in body and produced_by_worker:
+            resolve = body["resolve"]
+            violation(set(resolve) == set(declared), f"{what}: resolve must hold one resolution for every declared "
+                      f"parameter (5.11): has {sorted(resolve)}, declared {sorted(declared)}")
+            for name, resolution in resolve.items():
+                p = declared[name]
+                kind = resolution["kind"]
+                if kind in ("success", "confirmationRequired"):
+                    self.check_value(definition, p, resolution["value"], f"{what}: resolve.{name}.value")
+                    violation(parameters.get(name) == resolution["value"],
+                              f"{what}: the {kind} value of {name} is not written back into the intent (5.11)")
+                elif kind == "disambiguation":
+                    for option in resolution["options"]:
+                        self.check_value(definition, p, option, f"{what}: resolve.{name}.options[]")
+                elif kind == "unsupported" and "reason" in resolution:
+                    violation(resolution["reason"] in p.get("unsupportedReasons", []),
+                              f"{what}: reason {resolution['reason']!r} of {name} is not one of the parameter's "
+                              f"unsupportedReasons {p.get('unsupportedReasons', [])}")
+        if "confirm" in body:
+            violation(body["confirm"]["code"] in definition["confirmCodes"],
+                      f"{what}: confirm code {body['confirm']['code']!r} not in {definition['confirmCodes']}")
+        if "handle" in body:
+            handle = body["handle"]
+            violation(handle["code"] in definition["handleCodes"],
+                      f"{what}: handle code {handle['code']!r} not in {definition['handleCodes']}")
+            activity = handle["userActivity"]
+            if activity["activityType"] == definition["intent"] and "interaction" in activity["userInfo"]:
+                self.check("interaction.schema.json#/$defs/defaultUserActivity", activity,
+                           f"{what}: default user activity")
+                response = activity["userInfo"]["interaction"]["response"]
+                violation(response["code"] == handle["code"], f"{what}: default activity code differs (11.7)")
+                violation(response.get("data") == handle.get("data"), f"{what}: default activity data differs (11.7)")
+
+
+def _short(value: Any, limit: int = 600) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+SCHEMA_SET = Schemas()
+
+# ---------------------------------------------------------------------------------------------------------------
+# CIP/Client (section 4)
+
+
+@dataclass
+class Message:
+    """A checked message from the broker's frontend: REPLY, STATUS (answer) or PONG."""
+
+    frames: list[bytes]
+    command: str
+    request_id: bytes = b""
+    status: str = ""
+    phase: str = ""
+    body: bytes = b""
+    json: Any = None
+    received_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def code(self) -> str | None:
+        return self.json.get("code") if self.status == "error" else None
+
+    def __repr__(self) -> str:
+        return (f"<{self.command} {self.request_id!r} {self.status} {self.phase!r} "
+                f"{self.body[:300].decode('utf-8', 'replace')}>")
+
+
+_ids = itertools.count(1)
+
+
+def new_id(prefix: str = "py") -> bytes:
+    return f"{prefix}-{next(_ids)}-{uuid.uuid4().hex[:8]}".encode()
+
+
+class Client:
+    """A CIP/Client DEALER (section 3.2). Many requests may be in flight; messages are matched by request id.
+
+    The client keeps count of what it is owed -- one final/error REPLY per REQUEST (at most one progress before it),
+    one STATUS per STATUS, one PONG per PING -- and treats anything else as a protocol violation, which is stricter
+    than a production client (section 4.9 tells it to ignore unmatched messages) but is what a test wants.
+    """
+
+    def __init__(self, endpoint: str, routing_id: bytes | None = None, context: zmq.Context | None = None,
+                 schemas: Schemas = SCHEMA_SET):
+        self.context = context or zmq.Context.instance()
+        self.socket = self.context.socket(zmq.DEALER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        if routing_id is not None:
+            self.socket.setsockopt(zmq.ROUTING_ID, routing_id)
+        self.socket.connect(endpoint)
+        self.endpoint = endpoint
+        self.schemas = schemas
+        self.inbox: list[Message] = []
+        self.owed_replies: dict[bytes, int] = {}      # request id -> REQUESTs not yet ended
+        self.progress_seen: dict[bytes, int] = {}     # request id -> progress REPLYs for the current request(s)
+        self.owed_status: dict[bytes, int] = {}
+        self.owed_pongs = 0
+        self.owed_anonymous = 0                       # answers expected with an empty F2 (section 4.8)
+        self.closed = False
+
+    # -- sending ------------------------------------------------------------------------------------------
+
+    def send_raw(self, frames: Iterable[bytes], expect: str | None = None, rid: bytes = b"") -> None:
+        """Send any frames. expect: 'REPLY' or 'STATUS' if the broker owes an answer with F2 = rid (b"" for an
+        answer with an empty F2), 'PONG' for a PONG, None if nothing is owed."""
+        frames = list(frames)
+        if expect == "PONG":
+            self.owed_pongs += 1
+        elif expect == "REPLY":
+            if rid:
+                self.owed_replies[rid] = self.owed_replies.get(rid, 0) + 1
+            else:
+                self.owed_anonymous += 1
+        elif expect == "STATUS":
+            if rid:
+                self.owed_status[rid] = self.owed_status.get(rid, 0) + 1
+            else:
+                self.owed_anonymous += 1
+        self.socket.send_multipart(frames)
+
+    def request(self, intent_type: str | bytes, phase: str | bytes, body: Any, deadline: str | int | bytes = b"",
+                rid: bytes | None = None) -> bytes:
+        """Send a REQUEST (section 4.2); returns its request id."""
+        rid = rid if rid is not None else new_id()
+        frames = [CIPC, b"REQUEST", rid, _b(intent_type), _b(phase), _b(deadline), encode(body)]
+        self.send_raw(frames, expect="REPLY", rid=rid)
+        return rid
+
+    def status(self, rid: bytes) -> None:
+        self.send_raw([CIPC, b"STATUS", rid], expect="STATUS", rid=rid)
+
+    def ping(self) -> None:
+        self.send_raw([CIPC, b"PING"], expect="PONG")
+
+    # -- receiving ----------------------------------------------------------------------------------------
+
+    def _receive_one(self, timeout: float) -> Message | None:
+        if not self.socket.poll(max(0, int(timeout * 1000))):
+            return None
+        frames = self.socket.recv_multipart()
+        message = self.check(frames)
+        self._account(message)
+        return message
+
+    def next(self, predicate: Callable[[Message], bool] = lambda m: True, timeout: float = 15.0,
+             what: str = "a message") -> Message:
+        """The first message (in arrival order) that matches predicate; others stay in the inbox."""
+        for i, m in enumerate(self.inbox):
+            if predicate(m):
+                return self.inbox.pop(i)
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no {what} within {timeout} s (inbox: {self.inbox})")
+            m = self._receive_one(left)
+            if m is None:
+                continue
+            if predicate(m):
+                return m
+            self.inbox.append(m)
+
+    def reply(self, rid: bytes, timeout: float = 15.0) -> Message:
+        """The next REPLY (progress, final or error) for rid."""
+        return self.next(lambda m: m.command == "REPLY" and m.request_id == rid, timeout, f"REPLY for {rid!r}")
+
+    def replies(self, rid: bytes, timeout: float = 15.0) -> list[Message]:
+        """Every REPLY of one request up to its final or error REPLY: [progress?, final|error]."""
+        out = [self.reply(rid, timeout)]
+        if out[0].status == "progress":
+            out.append(self.reply(rid, timeout))
+        violation(out[-1].status in ("final", "error"),
+                  f"the REPLY after a progress REPLY must be final or error (4.1): {out}")
+        return out
+
+    def status_answer(self, rid: bytes, timeout: float = 15.0) -> Message:
+        return self.next(lambda m: m.command == "STATUS" and m.request_id == rid, timeout, f"STATUS for {rid!r}")
+
+    def pong(self, timeout: float = 15.0) -> Message:
+        return self.next(lambda m: m.command == "PONG", timeout, "PONG")
+
+    def call(self, intent_type: str, phase: str, body: Any, deadline: str | int | bytes = b"",
+             rid: bytes | None = None, timeout: float = 15.0) -> list[Message]:
+        """REQUEST, then every REPLY up to the final or error one."""
+        rid = self.request(intent_type, phase, body, deadline, rid)
+        return self.replies(rid, timeout)
+
+    def run(self, intent_type: str, phase: str, body: Any, deadline: str | int | bytes = b"",
+            timeout: float = 15.0) -> Message:
+        """REQUEST and its final or error REPLY, asserting that no progress REPLY came."""
+        replies = self.call(intent_type, phase, body, deadline, timeout=timeout)
+        violation(len(replies) == 1, f"unexpected progress REPLY: {replies}")
+        return replies[0]
+
+    def expect_silence(self, duration: float) -> None:
+        """Nothing at all arrives for duration seconds (and nothing unread is waiting)."""
+        violation(not self.inbox, f"unread messages: {self.inbox}")
+        m = self._receive_one(duration)
+        violation(m is None, f"unexpected message: {m}")
+
+    def ping_roundtrip(self, timeout: float = 10.0) -> None:
+        self.ping()
+        self.pong(timeout)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.socket.close(0)
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- checking (sections 4.5 - 4.7, 10, 11) -------------------------------------------------------------
+
+    def check(self, frames: list[bytes]) -> Message:
+        violation(len(frames) >= 2, "a CIP message has at least 2 frames", frames)
+        violation(frames[0] == CIPC, "F0 of a message from the frontend is CIPC01 (9)", frames)
+        command = frames[1].decode("ascii", "replace")
+        violation(command in ("REPLY", "STATUS", "PONG"), f"the broker sends clients REPLY, STATUS or PONG only "
+                  f"(4.1), not {command!r}", frames)
+        if command == "PONG":
+            violation(len(frames) == 2, "PONG has exactly 2 frames (4.7)", frames)
+            return Message(frames, command)
+        violation(len(frames) == 6, f"{command} has exactly 6 frames (4.5, 4.6)", frames)
+        rid, status_b, phase_b, body = frames[2], frames[3], frames[4], frames[5]
+        violation(len(rid) <= 255, "F2 (request id) is at most 255 bytes", frames)
+        status = status_b.decode("ascii", "replace")
+        phase = phase_b.decode("ascii", "replace")
+        violation(status in STATUSES, f"F3 is final, progress or error, not {status!r}", frames)
+        parsed = strict_loads(body)
+        what = f"{command} {status} {rid!r}"
+        if status == "final":
+            violation(phase in JOB_PHASES, f"F4 of a final {command} names the phase that produced it, never "
+                      f"lifecycle or empty (4.5): {phase!r}", frames)
+            self.schemas.check_interaction(parsed, what)
+        elif status == "progress":
+            violation(phase in JOB_PHASES, f"F4 of a progress {command} is a job phase (4.5): {phase!r}", frames)
+            self.schemas.check("progress.schema.json", parsed, what)
+            violation(parsed["phase"] == phase, f"progress body phase {parsed['phase']!r} differs from F4 (11.9)",
+                      frames)
+        else:
+            violation(phase in REQUEST_PHASES + ("",), f"F4 of an error {command}: {phase!r}", frames)
+            self.schemas.check("error.schema.json", parsed, what)
+            code = parsed["code"]
+            carriers = REPLY_CODES if command == "REPLY" else STATUS_CODES
+            violation(code in carriers, f"error code {code!r} is not carried in {command} (10.2)", frames)
+            if code in ("unsupported-version", "bad-request-id"):
+                violation(rid == b"", f"{code} answers have an empty F2 (4.8)", frames)
+            if code in ("unsupported-version", "bad-phase", "unknown-request", "unknown-command"):
+                violation(phase == "", f"{code} answers have an empty F4 (4.8, 4.6)", frames)
+            if code in ("timeout", "worker-lost", "handler-failed"):
+                violation(phase in JOB_PHASES, f"{code} ends an accepted request: F4 is a job phase (4.5)", frames)
+            if code == "worker-lost":
+                violation(phase == "handle", "worker-lost is for handle jobs only (6.7)", frames)
+        return Message(frames, command, rid, status, phase, body, json.loads(body))
+
+    def _account(self, m: Message) -> None:
+        """Check that the broker owed us this message (4.1)."""
+        if m.command == "PONG":
+            violation(self.owed_pongs > 0, "a PONG nobody asked for", m.frames)
+            self.owed_pongs -= 1
+            return
+        owed = self.owed_replies if m.command == "REPLY" else self.owed_status
+        if m.request_id == b"" and self.owed_anonymous > 0:
+            self.owed_anonymous -= 1
+            return
+        count = owed.get(m.request_id, 0)
+        violation(count > 0, f"a {m.command} the client is not owed (4.1: exactly one final or error REPLY per "
+                  f"REQUEST, one STATUS per STATUS): {m}", m.frames)
+        if m.command == "REPLY" and m.status == "progress":
+            seen = self.progress_seen.get(m.request_id, 0)
+            violation(seen < count, f"more than one progress REPLY for {m.request_id!r} (6.3)", m.frames)
+            self.progress_seen[m.request_id] = seen + 1
+            return
+        owed[m.request_id] = count - 1
+        if m.command == "REPLY":
+            self.progress_seen[m.request_id] = max(0, self.progress_seen.get(m.request_id, 0) - 1)
+
+
+def _b(value: str | int | bytes) -> bytes:
+    if isinstance(value, bytes):
+        return value
+    return str(value).encode("utf-8")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# CIP/Worker (section 5)
+
+
+@dataclass
+class WorkerMessage:
+    frames: list[bytes]
+    command: str
+    job_id: bytes = b""
+    intent_type: str = ""
+    phase: str = ""
+    time_left: int = 0
+    body: bytes = b""
+    code: str = ""
+    text: str = ""
+    received_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    def __repr__(self) -> str:
+        return f"<{self.command} {self.job_id!r} {self.intent_type} {self.phase} {self.code} {self.body[:200]!r}>"
+
+
+class PyWorker:
+    """A CIP/Worker DEALER with routing id = name (section 5.10).
+
+    An I/O thread owns the socket: it checks and queues every message from the broker, counts the broker's
+    HEARTBEATs, sends what the test queues, and sends HEARTBEAT once per interval (section 7.1) unless `silent` is
+    set (to play a hung worker)."""
+
+    def __init__(self, endpoint: str, name: bytes | None = None, types: Iterable[str] = ("PyEcho",),
+                 capacity: int = 1, heartbeat_ms: int = 1000, context: zmq.Context | None = None, ready: bool = True):
+        self.context = context or zmq.Context.instance()
+        self.name = name or f"py-worker-{uuid.uuid4().hex[:8]}".encode()
+        self.types = [t.encode() if isinstance(t, str) else t for t in types]
+        self.capacity = capacity
+        self.interval = heartbeat_ms / 1000.0
+        self.endpoint = endpoint
+        self.heartbeats_received = 0
+        self.silent = False
+        self.heartbeating = False  # from READY until DISCONNECT (7.1)
+        self.errors: list[BaseException] = []
+        self.inbox: list[WorkerMessage] = []
+        self._received: "queue.Queue[WorkerMessage]" = queue.Queue()
+        self._outbox: "queue.Queue[list[bytes] | None]" = queue.Queue()
+        self._stop = threading.Event()
+        self._heartbeat = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self.open()
+        if ready:
+            self.ready()
+
+    def open(self) -> None:
+        """A new socket (and I/O thread) with the worker's name as routing id."""
+        self.close()
+        self._stop = threading.Event()
+        self._outbox = queue.Queue()
+        socket = self.context.socket(zmq.DEALER)
+        socket.setsockopt(zmq.LINGER, 200)
+        socket.setsockopt(zmq.ROUTING_ID, self.name)
+        socket.connect(self.endpoint)
+        self._thread = threading.Thread(target=self._io, args=(socket, self._stop, self._outbox), daemon=True,
+                                        name=f"pyworker-{self.name.decode(errors='replace')}")
+        self._thread.start()
+
+    def _io(self, socket: zmq.Socket, stop: threading.Event, outbox: "queue.Queue") -> None:
+        last_sent = 0.0
+        try:
+            while not stop.is_set():
+                while True:
+                    try:
+                        frames = outbox.get_nowait()
+                    except queue.Empty:
+                        break
+                    socket.send_multipart(frames)
+                    last_sent = time.monotonic()
+                if self.heartbeating and not self.silent and time.monotonic() - last_sent >= self.interval:
+                    socket.send_multipart([CIPW, b"HEARTBEAT"])
+                    last_sent = time.monotonic()
+                if socket.poll(5):
+                    frames = socket.recv_multipart()
+                    if self.silent:
+                        continue  # a hung worker reads nothing
+                    try:
+                        m = self.check(frames)
+                    except ProtocolViolation as e:
+                        self.errors.append(e)
+                        continue
+                    if m.command == "HEARTBEAT":
+                        self.heartbeats_received += 1
+                        with self._heartbeat:
+                            self._heartbeat.notify_all()
+                    else:
+                        self._received.put(m)
+        finally:
+            while True:  # what the test sent last (a DISCONNECT) still goes out
+                try:
+                    frames = outbox.get_nowait()
+                except queue.Empty:
+                    break
+                socket.send_multipart(frames, zmq.NOBLOCK)
+            socket.close(200)
+
+    def send(self, frames: list[bytes]) -> None:
+        self._outbox.put(list(frames))
+
+    def ready(self, capacity: int | None = None, types: Iterable[bytes] | None = None) -> None:
+        cap = str(capacity if capacity is not None else self.capacity).encode()
+        self.send([CIPW, b"READY", cap, self.name, *(types if types is not None else self.types)])
+        self.heartbeating = True
+
+    def result(self, job: WorkerMessage | bytes, outcome: str, body: Any) -> None:
+        job_id = job.job_id if isinstance(job, WorkerMessage) else job
+        self.send([CIPW, b"RESULT", job_id, outcome.encode(), encode(body)])
+
+    def heartbeat(self) -> None:
+        self.send([CIPW, b"HEARTBEAT"])
+
+    def drain(self) -> None:
+        self.send([CIPW, b"DRAIN"])
+
+    def disconnect(self) -> None:
+        self.heartbeating = False
+        self.send([CIPW, b"DISCONNECT"])
+
+    def next(self, predicate: Callable[[WorkerMessage], bool] = lambda m: True, timeout: float = 15.0,
+             what: str = "a message") -> WorkerMessage:
+        self._raise_errors()
+        for i, m in enumerate(self.inbox):
+            if predicate(m):
+                return self.inbox.pop(i)
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"worker {self.name!r}: no {what} within {timeout} s (inbox: {self.inbox})")
+            try:
+                m = self._received.get(timeout=min(left, 0.1))
+            except queue.Empty:
+                self._raise_errors()
+                continue
+            if predicate(m):
+                return m
+            self.inbox.append(m)
+
+    def wait_heartbeat(self, timeout: float = 10.0) -> None:
+        """Wait for the broker's next HEARTBEAT. There is no answer to READY (5.10); the broker sends HEARTBEAT to
+        registered workers only, so after READY the first one says that the registration went through."""
+        with self._heartbeat:
+            start = self.heartbeats_received
+            if not self._heartbeat.wait_for(lambda: self.heartbeats_received > start, timeout):
+                raise TimeoutError(f"worker {self.name!r}: no HEARTBEAT from the broker within {timeout} s")
+
+    def job(self, timeout: float = 15.0) -> WorkerMessage:
+        return self.next(lambda m: m.command == "JOB", timeout, "JOB")
+
+    def pump(self, duration: float) -> None:
+        """Wait duration seconds, moving whatever arrived into the inbox."""
+        end = time.monotonic() + duration
+        while (left := end - time.monotonic()) > 0:
+            try:
+                self.inbox.append(self._received.get(timeout=left))
+            except queue.Empty:
+                pass
+        self._raise_errors()
+
+    def expect_nothing(self, duration: float, commands: Iterable[str] = ("JOB", "ERROR", "DISCONNECT", "DRAIN")) -> None:
+        """No message of these commands arrives within duration seconds."""
+        self.pump(duration)
+        got = [m for m in self.inbox if m.command in commands]
+        violation(not got, f"unexpected messages to worker {self.name!r}: {got}")
+
+    def _raise_errors(self) -> None:
+        if self.errors:
+            raise self.errors[0]
+
+    def check(self, frames: list[bytes]) -> WorkerMessage:
+        violation(len(frames) >= 2, "a CIP message has at least 2 frames", frames)
+        violation(frames[0] == CIPW, "F0 of a message from the backend is CIPW01 (9)", frames)
+        command = frames[1].decode("ascii", "replace")
+        if command in ("HEARTBEAT", "DISCONNECT", "DRAIN"):
+            violation(len(frames) == 2, f"{command} has exactly 2 frames (5.5, 5.8)", frames)
+            return WorkerMessage(frames, command)
+        if command == "ERROR":
+            violation(len(frames) == 4, "ERROR has exactly 4 frames (5.9)", frames)
+            code = frames[2].decode("ascii")
+            violation(code in WORKER_ERROR_CODES, f"ERROR code {code!r} (5.9)", frames)
+            return WorkerMessage(frames, command, code=code, text=frames[3].decode("utf-8"))
+        violation(command == "JOB", f"the broker sends workers JOB, HEARTBEAT, DISCONNECT, DRAIN or ERROR, not "
+                  f"{command!r} (5)", frames)
+        violation(len(frames) == 7, "JOB has exactly 7 frames (5.7)", frames)
+        job_id, intent_type, phase, left, body = frames[2:7]
+        violation(len(job_id) == 8, "a job id is exactly 8 bytes (3.3)", frames)
+        violation(1 <= len(intent_type) <= 255, "JOB F3 is an intent type", frames)
+        violation(phase.decode() in JOB_PHASES, "JOB F4 is resolve, confirm or handle (5.7)", frames)
+        violation(is_decimal_frame(left), "JOB F5 is a decimal (3.3, 5.7)", frames)
+        violation(len(body) > 0, "a body frame is never empty", frames)
+        return WorkerMessage(frames, "JOB", job_id, intent_type.decode(), phase.decode(), int(left), body)
+
+    def close(self) -> None:
+        """Stop the I/O thread and close the socket (200 ms linger so that a last DISCONNECT goes out)."""
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join(5)
+            self._thread = None
+
+    def __enter__(self) -> "PyWorker":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,140 @@
+"""Fixtures: a session cluster (one broker, a pool of two example workers), clients, and a factory for extra
+brokers with special flags, standalone workers and Python workers, all cleaned up even when a test fails."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import cip  # noqa: E402
+import cluster  # noqa: E402
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, "rep_" + report.when, report)
+
+
+@pytest.fixture(scope="session")
+def run_dir():
+    path = Path(tempfile.mkdtemp(prefix="cip-"))  # short: ipc:// paths are limited to ~107 bytes
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+class Cluster:
+    def __init__(self, broker: cluster.Broker, pool: cluster.Proc, workers: set[str], run_dir: Path):
+        self.broker = broker
+        self.pool = pool
+        self.workers = workers
+        self.run_dir = run_dir
+
+    @property
+    def frontend(self) -> str:
+        return self.broker.frontend
+
+    @property
+    def backend(self) -> str:
+        return self.broker.backend
+
+
+@pytest.fixture(scope="session")
+def main_cluster(run_dir):
+    """The broker with default settings and `concierge pool --workers 2` (example handlers)."""
+    broker = cluster.Broker("main", run_dir, {})
+    pool = None
+    try:
+        broker.wait_ready()
+        pool = cluster.start_pool(broker, run_dir, "main-pool", workers=2)
+        workers = cluster.wait_for_workers(broker, 2, procs=[pool])
+        yield Cluster(broker, pool, workers, run_dir)
+    finally:
+        if pool is not None:
+            pool.stop()
+        broker.stop()
+
+
+@pytest.fixture
+def client(main_cluster):
+    c = main_cluster.broker.client()
+    yield c
+    c.close()
+
+
+class Spawner:
+    """Extra processes and sockets for one test; everything is stopped at the end of the test."""
+
+    counter = 0
+
+    def __init__(self, run_dir: Path, request):
+        self.run_dir = run_dir
+        self.request = request
+        self.procs: list[cluster.Proc] = []
+        self.closables: list = []
+
+    def _name(self, kind: str) -> str:
+        Spawner.counter += 1
+        return f"{kind}{Spawner.counter}"
+
+    def broker(self, wait: bool = True, **flags) -> cluster.Broker:
+        """A broker with flags such as max_queued=1, hard_limit_ms=500 (underscores become dashes)."""
+        b = cluster.Broker(self._name("b"), self.run_dir, {k.replace("_", "-"): v for k, v in flags.items()})
+        self.procs.append(b.proc)
+        if wait:
+            b.wait_ready()
+        return b
+
+    def worker(self, broker: cluster.Broker, name: str | None = None, wait: bool = True, **kw) -> cluster.Proc:
+        """A standalone `concierge worker` (example handlers); waits until it answers a request."""
+        name = name or self._name("w")
+        p = cluster.start_worker(broker, self.run_dir, name, **kw)
+        self.procs.append(p)
+        if wait:
+            cluster.wait_for_workers(broker, {name}, procs=[p])
+        return p
+
+    def pool(self, broker: cluster.Broker, workers: int = 2, wait: bool = True, **kw) -> cluster.Proc:
+        p = cluster.start_pool(broker, self.run_dir, self._name("pool"), workers=workers, **kw)
+        self.procs.append(p)
+        if wait:
+            cluster.wait_for_workers(broker, workers, procs=[p])
+        return p
+
+    def client(self, broker_or_endpoint, **kw) -> cip.Client:
+        endpoint = broker_or_endpoint if isinstance(broker_or_endpoint, str) else broker_or_endpoint.frontend
+        c = cip.Client(endpoint, **kw)
+        self.closables.append(c)
+        return c
+
+    def pyworker(self, broker_or_endpoint, **kw) -> cip.PyWorker:
+        endpoint = broker_or_endpoint if isinstance(broker_or_endpoint, str) else broker_or_endpoint.backend
+        if not isinstance(broker_or_endpoint, str):
+            kw.setdefault("heartbeat_ms", broker_or_endpoint.heartbeat_ms)
+        w = cip.PyWorker(endpoint, **kw)
+        self.closables.append(w)
+        return w
+
+    def cleanup(self) -> None:
+        failed = getattr(self.request.node, "rep_call", None)
+        for c in reversed(self.closables):
+            c.close()
+        for p in reversed(self.procs):
+            p.stop(timeout=3.0)  # SIGTERM, then SIGKILL to the group: a worker may be sleeping in a long job
+        if failed is not None and failed.failed:
+            for p in self.procs:
+                sys.stderr.write(f"\n--- {p.name} (pid {p.pid}) {' '.join(p.args)}\n{p.tail()}\n")
+
+
+@pytest.fixture
+def spawn(run_dir, request):
+    s = Spawner(run_dir, request)
+    yield s
+    s.cleanup()

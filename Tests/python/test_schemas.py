@@ -1,0 +1,151 @@
+"""The contract itself: the four JSON Schemas load into one referencing.Registry as Schemas/README.md says, every
+example marked `<!-- schema: ... -->` in PROTOCOL.md and every `examples` entry in the schemas validates (or fails,
+when marked invalid), and the intent definitions follow intent-definition.schema.json and the rules it cannot
+express (section 11.11)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+import cip
+
+S = cip.SCHEMA_SET
+PROTOCOL = (cip.SCHEMAS / "PROTOCOL.md").read_text("utf-8")
+MARKED = re.findall(r"<!-- schema: ([^ ]+?)( invalid)? -->\n```json\n(.*?)\n```", PROTOCOL, re.S)
+
+
+def ref_of(name: str) -> str:
+    """'interaction#/$defs/person' -> 'interaction.schema.json#/$defs/person'."""
+    doc, _, pointer = name.partition("#")
+    return f"{doc}.schema.json" + (f"#{pointer}" if pointer else "")
+
+
+def test_registry_holds_all_four_schemas():
+    assert sorted(S.documents) == ["error.schema.json", "intent-definition.schema.json",
+                                   "interaction.schema.json", "progress.schema.json"]
+    for doc in S.documents.values():
+        assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+        assert doc["$id"].startswith(cip.BASE)
+
+
+def test_protocol_has_marked_examples():
+    assert len(MARKED) >= 10
+
+
+@pytest.mark.parametrize("name,invalid,text", MARKED, ids=[f"{m[0]}{m[1]}-{i}" for i, m in enumerate(MARKED)])
+def test_marked_example_in_protocol(name, invalid, text):
+    value = json.loads(text)
+    errors = list(S.validator(ref_of(name)).iter_errors(value))
+    if invalid:
+        assert errors, f"example marked invalid is valid against {name}: {text}"
+    else:
+        assert not errors, f"example is not valid against {name}: {[e.message for e in errors]}"
+
+
+def schema_examples():
+    for file, doc in S.documents.items():
+        for i, example in enumerate(doc.get("examples", [])):
+            yield pytest.param(file, example, id=f"{file}-{i}")
+        for name, sub in doc.get("$defs", {}).items():
+            for i, example in enumerate(sub.get("examples", [])):
+                yield pytest.param(f"{file}#/$defs/{name}", example, id=f"{file}-{name}-{i}")
+
+
+@pytest.mark.parametrize("ref,example", list(schema_examples()))
+def test_schema_examples_validate(ref, example):
+    S.check(ref, example, f"example of {ref}")
+
+
+@pytest.mark.parametrize("name", sorted(S.definitions))
+def test_intent_definition_rules(name):
+    """What intent-definition.schema.json cannot say (its description lists them)."""
+    d = S.definitions[name]
+    names = [p["name"] for p in d["parameters"]]
+    assert len(names) == len(set(names)), "parameter names are unique"
+    used = {p["enum"] for p in d["parameters"] if p["type"] == "enum"}
+    assert used == set(d["enums"]), "every enum names a key of enums and every key is used"
+    for p in d["parameters"]:
+        if "minimum" in p and "maximum" in p:
+            assert p["minimum"] <= p["maximum"]
+
+
+# Values of each parameter type (section 11.4), valid and not.
+VALUES = [
+    ("string", "Running 5 minutes late", True),
+    ("integer", 2, True),
+    ("integer", -9223372036854775808, True),
+    ("integer", 9223372036854775808, False),
+    ("integer", 2.5, False),
+    ("double", 5.5, True),
+    ("double", 5, True),
+    ("boolean", True, True),
+    ("boolean", "true", False),
+    ("date", "2026-11-22T10:00:00Z", True),
+    ("date", "2026-11-22T11:00:00.250+01:00", True),
+    ("date", "2026-11-22T10:00Z", False),
+    ("date", "2026-11-22", False),
+    ("dateComponents", {"hour": 18, "minute": 30}, True),
+    ("dateComponents", {}, True),
+    ("dateComponents", {"hour": "18"}, False),
+    ("dateComponents", {"week": 3}, False),
+    ("currencyAmount", {"amount": "12.50", "currencyCode": "EUR"}, True),
+    ("currencyAmount", {"amount": "-0.5", "currencyCode": "USD"}, True),
+    ("currencyAmount", {"amount": "1e3", "currencyCode": "EUR"}, False),
+    ("currencyAmount", {"amount": "12.50", "currencyCode": "eur"}, False),
+    ("currencyAmount", {"amount": "12.50"}, False),
+    ("person", {"displayName": "Anna"}, True),
+    ("person", {"displayName": "Anna", "handleType": "fax"}, False),
+    ("person", {"handle": "+49"}, False),
+    ("placemark", {"name": "Ferry Building"}, True),
+    ("placemark", {"latitude": "37.7"}, False),
+    ("enumCase", "outdoor", True),
+    ("enumCase", "out door", False),
+]
+
+
+@pytest.mark.parametrize("type_,value,valid", VALUES, ids=[f"{t}-{i}" for i, (t, _, _) in enumerate(VALUES)])
+def test_parameter_value_types(type_, value, valid):
+    errors = list(S.validator(f"interaction.schema.json#/$defs/{type_}").iter_errors(value))
+    assert (not errors) == valid, [e.message for e in errors]
+
+
+@pytest.mark.parametrize("resolution,valid", [
+    ({"kind": "success", "value": "x"}, True),
+    ({"kind": "success"}, False),
+    ({"kind": "notRequired"}, True),
+    ({"kind": "needsValue"}, True),
+    ({"kind": "needsValue", "value": 1}, False),
+    ({"kind": "disambiguation", "options": ["a", "b"]}, True),
+    ({"kind": "disambiguation", "options": []}, False),
+    ({"kind": "confirmationRequired", "value": {"displayName": "Kate Bell"}}, True),
+    ({"kind": "unsupported"}, True),
+    ({"kind": "unsupported", "reason": "outsideServiceArea"}, True),
+    ({"kind": "unsupported", "reason": "not a word"}, False),
+    ({"kind": "maybe"}, False),
+])
+def test_resolution_shapes(resolution, valid):
+    errors = list(S.validator("interaction.schema.json#/$defs/resolution").iter_errors(resolution))
+    assert (not errors) == valid, [e.message for e in errors]
+
+
+@pytest.mark.parametrize("body,valid", [
+    ({"state": "running", "phase": "handle", "elapsed_ms": 500, "worker": "w"}, True),
+    ({"state": "queued", "phase": "confirm", "elapsed_ms": 0}, True),
+    ({"state": "running", "phase": "handle", "elapsed_ms": 500}, False),
+    ({"state": "queued", "phase": "handle", "elapsed_ms": 5, "worker": "w"}, False),
+    ({"state": "queued", "phase": "lifecycle", "elapsed_ms": 5}, False),
+    ({"state": "queued", "phase": "resolve", "elapsed_ms": 1.5}, False),
+])
+def test_progress_shapes(body, valid):
+    errors = list(S.validator("progress.schema.json").iter_errors(body))
+    assert (not errors) == valid, [e.message for e in errors]
+
+
+def test_error_codes_of_section_10_2_match_the_schema():
+    table = PROTOCOL.split("### 10.2 Error codes", 1)[1].split("###", 1)[0]
+    codes = re.findall(r"^\| `([a-z-]+)` \|", table, re.M)
+    assert codes, "no codes found in section 10.2"
+    assert set(codes) == set(S.documents["error.schema.json"]["$defs"]["code"]["enum"])
