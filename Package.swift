@@ -141,7 +141,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "concierge", "concierge-worker", "ConciergeTestKit", "IntentClient", "ZeroMQ", "IntentWire",
-                "ConciergeJSON",
+                "ConciergeJSON", "IntentBroker", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -9,11 +9,16 @@ import ZeroMQ
 /// (`tcp://127.0.0.1:*`) can be read from ``frontendEndpoint`` and ``backendEndpoint`` before ``run()``.
 /// ``run()`` runs the broker's loop on a dedicated thread (never on Swift's cooperative pool) until graceful
 /// shutdown or cancellation, then lets in-flight requests finish for ``BrokerConfiguration/shutdownGracePeriod``.
+///
+/// Secure by default: without ``BrokerConfiguration/curve`` the broker refuses endpoints other hosts could reach
+/// (``BrokerError/Code/insecureEndpoint``) unless ``BrokerConfiguration/allowInsecureEndpoints`` is set; with it,
+/// every connection is encrypted and only listed client and worker keys are admitted.
 public final class Broker: Service, Sendable {
     private let loop: BrokerLoop
 
     public init(configuration: BrokerConfiguration = .init(), logger: Logger = Logger(label: "concierge.broker")) throws
     {
+        try configuration.checkEndpointSecurity()
         loop = try BrokerLoop(configuration: configuration, logger: logger)
     }
 

@@ -43,6 +43,12 @@ public struct BrokerConfiguration: Sendable {
     public var shutdownGracePeriod: Duration
     /// libzmq I/O threads.
     public var ioThreads: Int32
+    /// CURVE encryption and authentication of clients and workers; nil: none (then only loopback and `ipc://`
+    /// endpoints may be bound, unless ``allowInsecureEndpoints``).
+    public var curve: BrokerCurveConfiguration?
+    /// Without CURVE, allow binding endpoints other hosts can reach (plain text, anyone may connect). Off by
+    /// default: see ``checkEndpointSecurity()``.
+    public var allowInsecureEndpoints: Bool
 
     public init(
         frontendEndpoint: String = "tcp://127.0.0.1:5555",
@@ -61,7 +67,9 @@ public struct BrokerConfiguration: Sendable {
         clientQueueLimit: Int = 100_000,
         workerGracePeriod: Duration = .seconds(5),
         shutdownGracePeriod: Duration = .seconds(5),
-        ioThreads: Int32 = 1
+        ioThreads: Int32 = 1,
+        curve: BrokerCurveConfiguration? = nil,
+        allowInsecureEndpoints: Bool = false
     ) {
         self.frontendEndpoint = frontendEndpoint
         self.backendEndpoint = backendEndpoint
@@ -80,6 +88,8 @@ public struct BrokerConfiguration: Sendable {
         self.workerGracePeriod = workerGracePeriod
         self.shutdownGracePeriod = shutdownGracePeriod
         self.ioThreads = ioThreads
+        self.curve = curve
+        self.allowInsecureEndpoints = allowInsecureEndpoints
     }
 
     /// The `ZMQ_MAXMSGSIZE` the broker sets: ``maxMessageSize``, or twice ``maxBodySize`` plus 64 KiB.

@@ -17,6 +17,8 @@ final class BrokerLoop: @unchecked Sendable {
     let context: ZMQContext
     let frontend: ZMQSocket
     let backend: ZMQSocket
+    /// With CURVE: the ZAP handler that admits listed keys only (stopped in ``finishShutdown()``).
+    let zap: ZAPHandler?
     /// The endpoints actually bound (ephemeral ports resolved).
     let frontendEndpoint: String
     let backendEndpoint: String
@@ -105,15 +107,30 @@ final class BrokerLoop: @unchecked Sendable {
         // (zmq_ctx_term waits for every open socket, so the other order would hang instead of failing).
         let context = ZMQContext(ioThreads: configuration.ioThreads)
         var created: [ZMQSocket] = []
+        var zap: ZAPHandler?
         func fail(_ code: BrokerError.Code, _ message: String) -> BrokerError {
             for socket in created { socket.close() }
+            zap?.stop()
             context.terminate()
             return BrokerError(code: code, message: message)
+        }
+        // CURVE: the ZAP handler binds before the sockets it guards (with no handler, libzmq admits every key).
+        if let curve = configuration.curve {
+            do {
+                zap = try ZAPHandler(context: context, curve: curve, logger: logger)
+                zap?.start()
+            } catch {
+                throw fail(.badConfiguration, "ZAP handler: \(error)")
+            }
         }
         do {
             for index in 0..<2 {
                 let socket = try ZMQSocket(context: context, type: .router)
                 created.append(socket)
+                if let curve = configuration.curve {
+                    let domain = index == 0 ? ZAPHandler.clientDomain : ZAPHandler.workerDomain
+                    try socket.makeCurveServer(secretKey: curve.secretKey, zapDomain: domain)
+                }
                 // Never drop a message silently (libzmq#2037) and let a restarted peer take over its id (#4603).
                 try socket.setOption(.routerMandatory, 1)
                 try socket.setOption(.routerHandover, 1)
@@ -142,6 +159,7 @@ final class BrokerLoop: @unchecked Sendable {
             throw fail(.bindFailed, "backend \(configuration.backendEndpoint): \(error)")
         }
         self.context = context
+        self.zap = zap
         frontend = created[0]
         backend = created[1]
         frontendEndpoint = frontend.lastEndpoint
@@ -884,11 +902,13 @@ final class BrokerLoop: @unchecked Sendable {
         for worker in workers.values {
             sendToWorker(worker.routingID, [CIP.workerSignature, CIP.Worker.disconnect])
         }
+        if let zap { statistics.rejectedHandshakes = zap.rejected }
         let statistics = statistics
         finalStatistics.withLock { $0 = statistics }
         logger.info("broker stopped", metadata: ["statistics": "\(statistics)"])
         frontend.close()
         backend.close()
+        zap?.stop()  // after the sockets it guards, before the context
         context.terminate()
     }
 }

@@ -16,6 +16,8 @@ public struct BrokerStatistics: Sendable, Equatable {
     public var undeliveredReplies = 0
     /// RESULTs for jobs the broker did not give that worker (counted and dropped).
     public var strayResults = 0
+    /// CURVE handshakes the ZAP handler refused (a key not on the allowlist of the socket it connected to).
+    public var rejectedHandshakes = 0
 
     public init() {}
 }

@@ -118,6 +118,8 @@ final class ClientCore: @unchecked Sendable {
     let logger: Logger
     private let context = ZMQContext()
     private let socket: ZMQSocket
+    /// Reports failed security handshakes (a refused CURVE key, a CURVE/plain mismatch), which libzmq does not retry.
+    private let monitor: ZMQSocketMonitor
     private let wake = EventFD()
     private let inbox = Mutex<(commands: [ConciergeClient.Command], closed: Bool)>(([], false))
 
@@ -125,6 +127,8 @@ final class ClientCore: @unchecked Sendable {
     private var pending: [String: ConciergeClient.ReplyStream.Continuation] = [:]
     private var statusWaiters: [String: [CheckedContinuation<Reply, any Error>]] = [:]
     private var pingWaiters: [CheckedContinuation<Void, any Error>] = []
+    /// Set while the last security handshake failed: requests fail at once with it.
+    private var handshakeFailure: ClientError?
 
     init(configuration: ClientConfiguration, logger: Logger) throws {
         self.configuration = configuration
@@ -134,6 +138,11 @@ final class ClientCore: @unchecked Sendable {
             try socket.setOption(.routingID, string: configuration.routingID)
             try socket.setOption(.sendHighWaterMark, 0)
             try socket.setOption(.receiveHighWaterMark, 0)
+            if let curve = configuration.curve { try socket.makeCurveClient(curve) }
+            monitor = try ZMQSocketMonitor(
+                context: context, watching: socket,
+                events: ZMQMonitorEvent.Kind.handshakeFailures.union(.handshakeSucceeded)
+            )
             try socket.connect(configuration.brokerEndpoint)
         } catch {
             throw ClientError(code: .transport, message: "\(configuration.brokerEndpoint): \(error)")
@@ -174,6 +183,7 @@ final class ClientCore: @unchecked Sendable {
         var poller = ZMQPoller()
         poller.add(socket)
         let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
+        let monitorIndex = poller.add(monitor.socket)
         var buffer = ZMQMultipart(capacity: 16)
         let interval = configuration.heartbeatInterval.nanoseconds
         let liveness = UInt64(max(1, configuration.heartbeatLiveness))
@@ -186,6 +196,7 @@ final class ClientCore: @unchecked Sendable {
             let timeout = nextPing > now ? Int((nextPing - now) / 1_000_000) + 1 : 0
             _ = try? poller.poll(timeoutMilliseconds: timeout)
             if poller.isReadable(wakeIndex) { wake.drain() }
+            if poller.isReadable(monitorIndex) { checkHandshakes() }
             let (commands, isClosed) = inbox.withLock { inbox in
                 defer { inbox.commands.removeAll(keepingCapacity: true) }
                 return (inbox.commands, inbox.closed)
@@ -218,10 +229,38 @@ final class ClientCore: @unchecked Sendable {
         }
         for command in leftover { fail(command, ClientError(code: .closed, message: "the client is closed")) }
         socket.close()
+        monitor.close()
         context.terminate()
     }
 
+    /// Reads the monitor's handshake events: a failure fails everything waiting (and later requests, until a
+    /// handshake succeeds).
+    private func checkHandshakes() {
+        while let event = try? monitor.receive() {
+            if event.kind == .handshakeSucceeded {
+                handshakeFailure = nil
+                continue
+            }
+            let explanation =
+                event.handshakeFailureExplanation(usingCurve: configuration.curve != nil) ?? "\(event)"
+            logger.error(
+                "security handshake with the broker failed",
+                metadata: ["broker": "\(configuration.brokerEndpoint)", "reason": "\(explanation)"]
+            )
+            let error = ClientError(
+                code: .handshakeFailed,
+                message: "\(configuration.brokerEndpoint): \(explanation)"
+            )
+            handshakeFailure = error
+            failAll(error)
+        }
+    }
+
     private func execute(_ command: ConciergeClient.Command) {
+        if let handshakeFailure {
+            fail(command, handshakeFailure)
+            return
+        }
         switch command {
         case .request(let id, let frames, let continuation):
             guard pending[id] == nil else {

@@ -1,3 +1,5 @@
+import ZeroMQ
+
 /// How a load run drives the broker: where, how hard, for how long.
 public struct LoadConfiguration: Sendable {
     /// How requests are offered.
@@ -33,6 +35,8 @@ public struct LoadConfiguration: Sendable {
     public var progressInterval: Duration
     /// How long to wait for the broker's PONG before the run starts.
     public var connectTimeout: Duration
+    /// CURVE: the broker's public key and the load client's key pair (on the broker's client allowlist); nil: none.
+    public var curve: CurveClientKeys?
 
     public init(
         endpoint: String = "tcp://127.0.0.1:5555",
@@ -45,7 +49,8 @@ public struct LoadConfiguration: Sendable {
         drainTimeout: Duration = .seconds(10),
         maxInFlight: Int = 200_000,
         progressInterval: Duration = .seconds(1),
-        connectTimeout: Duration = .seconds(5)
+        connectTimeout: Duration = .seconds(5),
+        curve: CurveClientKeys? = nil
     ) {
         self.endpoint = endpoint
         self.mode = mode
@@ -58,6 +63,7 @@ public struct LoadConfiguration: Sendable {
         self.maxInFlight = maxInFlight
         self.progressInterval = progressInterval
         self.connectTimeout = connectTimeout
+        self.curve = curve
     }
 
     /// Checks the values against each other; throws ``LoadError/Code/badConfiguration``.

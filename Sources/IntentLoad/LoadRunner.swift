@@ -104,6 +104,7 @@ struct LoadEngine: ~Copyable {
             // The client bounds what it has in flight itself; libzmq's queues must never drop or block.
             try socket.setOption(.sendHighWaterMark, 0)
             try socket.setOption(.receiveHighWaterMark, 0)
+            if let curve = configuration.curve { try socket.makeCurveClient(curve) }
             try socket.connect(configuration.endpoint)
             sockets.append(socket)
         }
@@ -137,6 +138,10 @@ struct LoadEngine: ~Copyable {
                         code: .unreachable,
                         message: "the broker at \(configuration.endpoint) did not answer PING within "
                             + "\(configuration.connectTimeout)"
+                            + (configuration.curve == nil
+                                ? ""
+                                : " (with CURVE: is this client's public key on the broker's client allowlist, "
+                                    + "and the server key the broker's?)")
                     )
                 }
                 try poller.poll(timeoutMilliseconds: Int((deadline - now) / 1_000_000) + 1)

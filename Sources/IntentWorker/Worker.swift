@@ -61,6 +61,8 @@ final class WorkerLoop: @unchecked Sendable {
 
     // Loop-thread state
     private var socket: ZMQSocket?
+    /// Watches the socket for failed security handshakes (read when the broker is silent, to say why).
+    private var monitor: ZMQSocketMonitor?
     private var generation = 0
     private var running = 0
     private var draining = false
@@ -92,12 +94,16 @@ final class WorkerLoop: @unchecked Sendable {
 
     private func connect() {
         socket?.close()
+        monitor?.close()
+        monitor = nil
         generation += 1
         do {
             let socket = try ZMQSocket(context: context, type: .dealer)
             try socket.setOption(.routingID, string: configuration.name)
             try socket.setOption(.sendHighWaterMark, 100_000)
             try socket.setOption(.receiveHighWaterMark, 100_000)
+            if let curve = configuration.curve { try socket.makeCurveClient(curve) }
+            monitor = try? ZMQSocketMonitor(context: context, watching: socket, events: .handshakeFailures)
             try socket.connect(configuration.brokerEndpoint)
             var frames: [[UInt8]] = [
                 CIP.workerSignature.bytes, CIP.Worker.ready.bytes, Array(String(configuration.capacity).utf8),
@@ -125,12 +131,21 @@ final class WorkerLoop: @unchecked Sendable {
     /// Waits with exponential backoff, then connects again (results of jobs from the old connection are dropped:
     /// the broker has re-dispatched or failed them).
     private func reconnect(reason: String) {
-        logger.warning(
-            "broker lost; reconnecting",
-            metadata: ["reason": "\(reason)", "delay": "\(reconnectDelay)"]
-        )
+        if let failure = handshakeFailure() {
+            logger.error(
+                "the broker refused this worker's connection; retrying",
+                metadata: ["reason": "\(failure)", "delay": "\(reconnectDelay)"]
+            )
+        } else {
+            logger.warning(
+                "broker lost; reconnecting",
+                metadata: ["reason": "\(reason)", "delay": "\(reconnectDelay)"]
+            )
+        }
         socket?.close()
         socket = nil
+        monitor?.close()
+        monitor = nil
         let until = MonotonicTime.now() + reconnectDelay.nanoseconds
         var poller = ZMQPoller()
         let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
@@ -144,6 +159,15 @@ final class WorkerLoop: @unchecked Sendable {
         }
         reconnectDelay = min(reconnectDelay * 2, configuration.reconnectMaxDelay)
         connect()
+    }
+
+    /// The last failed security handshake on the current connection, explained (nil if none failed).
+    private func handshakeFailure() -> String? {
+        var explanation: String?
+        while let event = try? monitor?.receive() {
+            explanation = event.handshakeFailureExplanation(usingCurve: configuration.curve != nil) ?? explanation
+        }
+        return explanation
     }
 
     // MARK: Loop
@@ -213,6 +237,7 @@ final class WorkerLoop: @unchecked Sendable {
             try? socket.setOption(.linger, 1000)
             socket.close()
         }
+        monitor?.close()
         context.terminate()
         logger.info("worker stopped", metadata: ["unfinished-jobs": "\(running)"])
     }

@@ -1,3 +1,5 @@
+import ZeroMQ
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -32,6 +34,9 @@ public struct WorkerConfiguration: Sendable {
     public var drainTimeout: Duration
     /// Where handlers run.
     public var jobExecution: JobExecution
+    /// CURVE: the broker's public key and this worker's key pair (its public key must be on the broker's worker
+    /// allowlist); nil: no encryption (only for brokers on loopback or `ipc://`).
+    public var curve: CurveClientKeys?
 
     public init(
         brokerEndpoint: String = "tcp://127.0.0.1:5556",
@@ -42,7 +47,8 @@ public struct WorkerConfiguration: Sendable {
         reconnectInitialDelay: Duration = .milliseconds(250),
         reconnectMaxDelay: Duration = .seconds(8),
         drainTimeout: Duration = .seconds(30),
-        jobExecution: JobExecution = .workerThread
+        jobExecution: JobExecution = .workerThread,
+        curve: CurveClientKeys? = nil
     ) {
         self.brokerEndpoint = brokerEndpoint
         self.name = name ?? "worker-\(getpid())"
@@ -53,5 +59,6 @@ public struct WorkerConfiguration: Sendable {
         self.reconnectMaxDelay = reconnectMaxDelay
         self.drainTimeout = drainTimeout
         self.jobExecution = jobExecution
+        self.curve = curve
     }
 }

@@ -27,3 +27,18 @@ public struct ZMQSocketOption: Sendable, Hashable {
     public static let receiveMore = ZMQSocketOption(rawValue: ZMQ_RCVMORE)
     public static let events = ZMQSocketOption(rawValue: ZMQ_EVENTS)
 }
+
+extension ZMQSocketOption {
+    /// 1: this socket is a CURVE server (needs ``curveSecretKey``; clients are authenticated through ZAP).
+    public static let curveServer = ZMQSocketOption(rawValue: ZMQ_CURVE_SERVER)
+    /// The socket's own long-term CURVE public key (32 bytes, or 40 characters of Z85).
+    public static let curvePublicKey = ZMQSocketOption(rawValue: ZMQ_CURVE_PUBLICKEY)
+    /// The socket's own long-term CURVE secret key (32 bytes, or 40 characters of Z85).
+    public static let curveSecretKey = ZMQSocketOption(rawValue: ZMQ_CURVE_SECRETKEY)
+    /// Client: the server's CURVE public key (32 bytes, or 40 characters of Z85); makes the socket a CURVE client.
+    public static let curveServerKey = ZMQSocketOption(rawValue: ZMQ_CURVE_SERVERKEY)
+    /// The ZAP domain sent with this socket's authentication requests (RFC 27/ZAP).
+    public static let zapDomain = ZMQSocketOption(rawValue: ZMQ_ZAP_DOMAIN)
+    /// The security mechanism in use (read only): see ``ZMQSocket/mechanism``.
+    public static let mechanism = ZMQSocketOption(rawValue: ZMQ_MECHANISM)
+}

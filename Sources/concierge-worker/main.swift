@@ -8,6 +8,7 @@ import IntentWorker
 import Logging
 import ServiceLifecycle
 import UnixSignals
+import ZeroMQ
 
 #if canImport(Glibc)
     import Glibc
@@ -16,9 +17,11 @@ import UnixSignals
 let usage = """
     usage: concierge-worker [--broker ENDPOINT] [--name NAME] [--capacity N] [--heartbeat-ms MS]
                             [--jobs-on thread|pool] [--log-level LEVEL]
+                            [--curve-server-key FILE --curve-secret-key FILE]
     Runs one worker with the example handlers (RequestRide, StartWorkout, SendMessage, SendPayment, Echo).
     Defaults: --broker tcp://127.0.0.1:5556, --name $CONCIERGE_WORKER_NAME or worker-<pid>, --capacity 16,
-    --heartbeat-ms 1000, --jobs-on thread, --log-level info.
+    --heartbeat-ms 1000, --jobs-on thread, --log-level info, no CURVE. CURVE: the broker's public key file and
+    this worker's secret key file (its public key must be on the broker's worker allowlist).
     """
 
 func fail(_ message: String) -> Never {
@@ -34,7 +37,10 @@ while let flag = arguments.popFirst() {
         print(usage)
         exit(0)
     }
-    let known = ["--broker", "--name", "--capacity", "--heartbeat-ms", "--jobs-on", "--log-level"]
+    let known = [
+        "--broker", "--name", "--capacity", "--heartbeat-ms", "--jobs-on", "--log-level", "--curve-server-key",
+        "--curve-secret-key",
+    ]
     guard known.contains(flag) else { fail("unknown option \(flag)") }
     guard let value = arguments.popFirst() else { fail("\(flag) needs a value") }
     options[flag] = value
@@ -55,6 +61,20 @@ guard let level = Logger.Level(rawValue: options["--log-level"] ?? "info") else 
     fail("--log-level takes trace, debug, info, notice, warning, error or critical")
 }
 
+var curve: CurveClientKeys?
+switch (options["--curve-server-key"], options["--curve-secret-key"]) {
+case (nil, nil):
+    break
+case (let serverKey?, let secretKey?):
+    do {
+        curve = try CurveClientKeys(serverKeyFile: serverKey, secretKeyFile: secretKey)
+    } catch {
+        fail("\(error)")
+    }
+default:
+    fail("CURVE needs both --curve-server-key and --curve-secret-key")
+}
+
 LoggingSystem.bootstrap { label in
     var handler = StreamLogHandler.standardError(label: label)
     handler.logLevel = level
@@ -66,7 +86,8 @@ let configuration = WorkerConfiguration(
     name: options["--name"] ?? environment("CONCIERGE_WORKER_NAME"),
     capacity: capacity,
     heartbeatInterval: .milliseconds(heartbeat),
-    jobExecution: execution
+    jobExecution: execution,
+    curve: curve
 )
 let worker = Worker(configuration: configuration, provider: Examples.provider, logger: logger)
 var watchEnvironment: [String: String] = [:]

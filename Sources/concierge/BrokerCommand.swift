@@ -77,12 +77,15 @@ struct BrokerCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var broker: BrokerOptions
+    @OptionGroup var security: BrokerSecurityOptions
     @OptionGroup var logging: LoggingOptions
 
     func run() async throws {
         _ = logging.bootstrap()
         let logger = Logger(label: "concierge.broker")
-        let service = try Broker(configuration: broker.configuration, logger: logger)
+        var configuration = broker.configuration
+        try security.apply(to: &configuration)
+        let service = try Broker(configuration: configuration, logger: logger)
         let group = ServiceGroup(
             services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
         )

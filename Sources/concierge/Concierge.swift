@@ -8,7 +8,7 @@ struct Concierge: AsyncParsableCommand {
         abstract: "SiriKit's intent lifecycle on your servers: a ZeroMQ broker and a pool of intent workers.",
         subcommands: [
             Up.self, BrokerCommand.self, WorkerCommand.self, PoolCommand.self, ScaleCommand.self, Send.self,
-            LoadCommand.self,
+            LoadCommand.self, KeygenCommand.self,
         ]
     )
 }

@@ -22,6 +22,8 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "The broker's frontend endpoint.")
     var broker: String = Defaults.frontend
 
+    @OptionGroup var curve: CurveClientOptions
+
     @Option(help: "Closed loop: requests in flight (default 100 unless --rate is given).")
     var concurrency: Int?
 
@@ -101,9 +103,15 @@ struct LoadCommand: AsyncParsableCommand {
     var minThroughput: Double?
 
     func run() async throws {
-        let configuration = try makeConfiguration()
+        var configuration = try makeConfiguration()
         let workload = try makeWorkload()
         let gate = try makeGate()
+        do {
+            configuration.curve = try curve.keys()
+        } catch {
+            FileHandle.standardError.write(Data("concierge load: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
         let runner: LoadRunner
         do {
             runner = try LoadRunner(configuration: configuration, workload: workload)

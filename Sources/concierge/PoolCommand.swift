@@ -27,6 +27,7 @@ struct PoolCommand: AsyncParsableCommand {
 
     @OptionGroup var pool: PoolOptions
     @OptionGroup var worker: WorkerOptions
+    @OptionGroup var curve: CurveClientOptions
     @OptionGroup var heartbeat: HeartbeatOption
     @OptionGroup var logging: LoggingOptions
 
@@ -36,7 +37,17 @@ struct PoolCommand: AsyncParsableCommand {
     @Argument(parsing: .postTerminator, help: "Arguments for --executable.")
     var arguments: [String] = []
 
+    func validate() throws {
+        if executable != nil && curve.curveServerKey != nil {
+            throw ValidationError(
+                "--curve-server-key and --curve-secret-key go to the default worker; give your --executable its own "
+                    + "flags after --"
+            )
+        }
+    }
+
     func run() async throws {
+        _ = try curve.keys()  // fail now on a bad key file, not in every worker
         let level = logging.bootstrap()
         let logger = Logger(label: "concierge.pool")
         let configuration: PoolConfiguration
@@ -51,7 +62,7 @@ struct PoolCommand: AsyncParsableCommand {
                 arguments: command.arguments + [
                     "--broker", broker, "--heartbeat-ms",
                     String(heartbeat.heartbeatMs), "--log-level", level.rawValue,
-                ] + worker.workerArguments,
+                ] + worker.workerArguments + curve.workerArguments,
                 size: pool.size,
                 controlEndpoint: pool.control
             )

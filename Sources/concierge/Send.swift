@@ -3,6 +3,7 @@ import ConciergeJSON
 import Foundation
 import IntentClient
 import IntentWire
+import ZeroMQ
 
 struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,6 +28,8 @@ struct Send: AsyncParsableCommand {
     @Option(help: "Request id (default: generated).")
     var id: String?
 
+    @OptionGroup var curve: CurveClientOptions
+
     @Option(help: "Give up after this many seconds without a final reply.")
     var timeout: Int = 120
 
@@ -46,7 +49,14 @@ struct Send: AsyncParsableCommand {
         }
         let interaction: JSONValue = value["intent"] != nil ? value : ["intent": value]
         let intentType = interaction["intent"]?["type"]?.stringValue ?? ""
-        let client = try ConciergeClient(configuration: .init(brokerEndpoint: broker))
+        let keys: CurveClientKeys?
+        do {
+            keys = try curve.keys()
+        } catch {
+            FileHandle.standardError.write(Data("concierge send: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        let client = try ConciergeClient(configuration: .init(brokerEndpoint: broker, curve: keys))
         defer { client.close() }
         let stream = client.send(
             intentType: intentType, phase: phase, body: interaction.serialized(),

@@ -12,14 +12,54 @@ struct Up: AsyncParsableCommand {
     )
 
     @OptionGroup var broker: BrokerOptions
+    @OptionGroup var security: BrokerSecurityOptions
     @OptionGroup var pool: PoolOptions
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var logging: LoggingOptions
 
+    @Option(
+        help: ArgumentHelp(
+            "CURVE: the broker's public key file, for the pool's workers (must match --curve-secret-key).",
+            valueName: "file"
+        )
+    )
+    var curveServerKey: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "CURVE: the secret key file of the pool's workers (its public key must be on --worker-keys).",
+            valueName: "file"
+        )
+    )
+    var workerSecretKey: String?
+
+    func validate() throws {
+        let workerKeysGiven = curveServerKey != nil && workerSecretKey != nil
+        if security.curveSecretKey != nil && !workerKeysGiven {
+            throw ValidationError(
+                "with CURVE, `up` also needs --curve-server-key and --worker-secret-key for its workers")
+        }
+        if security.curveSecretKey == nil && (curveServerKey != nil || workerSecretKey != nil) {
+            throw ValidationError("--curve-server-key and --worker-secret-key need the broker's CURVE options")
+        }
+    }
+
     func run() async throws {
         let level = logging.bootstrap()
         let logger = Logger(label: "concierge")
-        let brokerService = try Broker(configuration: broker.configuration, logger: Logger(label: "concierge.broker"))
+        var configuration = broker.configuration
+        try security.apply(to: &configuration)
+        if let curve = configuration.curve,
+            let keys = try CurveClientOptions.keys(serverKey: curveServerKey, secretKey: workerSecretKey)
+        {
+            guard try curve.secretKey.publicKey() == keys.serverKey else {
+                throw ValidationError("--curve-server-key is not the public key of the broker's --curve-secret-key")
+            }
+            guard curve.workerKeys.contains(keys.keyPair.publicKey) else {
+                throw ValidationError("the public key of --worker-secret-key is not on --worker-keys")
+            }
+        }
+        let brokerService = try Broker(configuration: configuration, logger: Logger(label: "concierge.broker"))
         let command = defaultWorkerCommand
         let poolService = WorkerPool(
             configuration: PoolConfiguration(
@@ -27,7 +67,8 @@ struct Up: AsyncParsableCommand {
                 arguments: command.arguments + [
                     "--broker", brokerService.backendEndpoint,
                     "--heartbeat-ms", String(broker.heartbeatMs), "--log-level", level.rawValue,
-                ] + worker.workerArguments,
+                ] + worker.workerArguments
+                    + CurveClientOptions.workerArguments(serverKey: curveServerKey, secretKey: workerSecretKey),
                 size: pool.size,
                 controlEndpoint: pool.control
             ),

@@ -19,6 +19,7 @@ struct WorkerCommand: AsyncParsableCommand {
     var name: String?
 
     @OptionGroup var worker: WorkerOptions
+    @OptionGroup var curve: CurveClientOptions
     @OptionGroup var heartbeat: HeartbeatOption
     @OptionGroup var logging: LoggingOptions
 
@@ -37,7 +38,8 @@ struct WorkerCommand: AsyncParsableCommand {
             name: name ?? ProcessInfo.processInfo.environment["CONCIERGE_WORKER_NAME"],
             capacity: worker.capacity,
             heartbeatInterval: .milliseconds(heartbeat.heartbeatMs),
-            jobExecution: execution
+            jobExecution: execution,
+            curve: try curve.keys()
         )
         let service = Worker(configuration: configuration, provider: Examples.provider, logger: logger)
         let watch = ParentWatch(environment: ProcessInfo.processInfo.environment, logger: logger)
