@@ -11,8 +11,10 @@
 //
 // Invariants: nothing traps; an intent that decodes writes JSON that decodes again to an intent writing the same JSON;
 // a definition that loads writes JSON that loads again to an equal definition; a job answers `error` with a
-// {"code", "message"} body ("intent" and "parameter" too for validation errors), or `continue`/`stop` with an object that keeps every key of the input other than
-// "intent" and the phase's key unchanged, has "intent", and has the phase's key (section 5.11).
+// {"code", "message"} body ("intent" and "parameter" too for validation errors), or `continue`/`stop` with an
+// object that keeps every key of the input other than "intent" and the phase's key unchanged, has "intent", and has
+// the phase's key; a resolve output has one resolution per declared parameter; the outcome follows the outcome rule
+// (section 5.11).
 
 import ConciergeExamples
 import ConciergeJSON
@@ -171,7 +173,25 @@ func runJob(type: String, phase: IntentPhase, body: [UInt8]) {
     for (key, value) in input where key != "intent" && key != phase.rawValue {
         invariant(members[key] == value, "key \(key) not copied unchanged")
     }
-    if phase == .handle {
+    // The outcome rule and the shape of each phase's output (section 5.11).
+    switch phase {
+    case .resolve:
+        guard case .object(let resolutions)? = members["resolve"] else {
+            invariant(false, "resolve output is not an object")
+            return
+        }
+        let declared = Set(provider.definition(of: type)?.parameters.map(\.name) ?? [])
+        invariant(
+            Set(resolutions.keys) == declared, "resolutions \(resolutions.keys.sorted()) for \(declared.sorted())")
+        let resolved = resolutions.values.allSatisfy {
+            $0["kind"] == .string("success") || $0["kind"] == .string("notRequired")
+        }
+        invariant(output.outcome == (resolved ? .continue : .stop), "resolve outcome \(output.outcome)")
+    case .confirm:
+        let ready = members["confirm"]?["code"] == .string("ready")
+        invariant(output.outcome == (ready ? .continue : .stop), "confirm outcome \(output.outcome)")
+    case .handle:
+        invariant(output.outcome == .stop, "handle outcome \(output.outcome)")
         invariant(members["handle"]?["userActivity"]?["activityType"] != nil, "handle output without userActivity")
     }
 }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The input encodings shared by the fuzz targets (documented in Fuzz/README.md).
 enum FuzzInput {
     /// Splits a fuzz input into an options byte and the frames of one multipart message.
@@ -47,10 +53,12 @@ enum FuzzInput {
     static func ascii(_ text: String) -> [UInt8] { Array(text.utf8) }
 }
 
-/// Stops the fuzz target with `message` when an invariant does not hold (libFuzzer saves the input as a crash).
+/// Stops the fuzz target with `message` when an invariant does not hold: libFuzzer reports the abort as a crash and
+/// saves the input.
 func invariant(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
     if !condition() {
-        print("INVARIANT FAILED: \(message())")
-        fatalError(message())
+        var text = "INVARIANT FAILED: \(message())\n"
+        _ = text.withUTF8 { write(2, $0.baseAddress, $0.count) }
+        abort()
     }
 }
