@@ -201,8 +201,10 @@ import Testing
                 group.addTask {
                     var outcomes: [String] = []
                     for index in 0..<100 {
+                        // A long deadline, so that a loaded machine's slow pace never gets one shed (busy).
                         let reply = try await client.request(
-                            intent: echo(["text": .string("\(caller)-\(index)")]), phase: .handle
+                            intent: echo(["text": .string("\(caller)-\(index)")]), phase: .handle,
+                            deadline: .seconds(30)
                         )
                         outcomes.append(
                             reply.status == .final

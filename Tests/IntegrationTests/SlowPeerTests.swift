@@ -45,13 +45,16 @@ import ZeroMQ
 
         // Everyone else is served while the slow client's replies pile up.
         for index in 0..<30 {
-            let reply = try await client.request(intent: echo(["text": .string("fast \(index)")]), phase: .handle)
+            // A long deadline: on a loaded machine the slow client's queue would otherwise get these shed (busy).
+            let reply = try await client.request(
+                intent: echo(["text": .string("fast \(index)")]), phase: .handle, deadline: .seconds(30))
             #expect(reply.status == .final)
             #expect(reply.body_["handle"]?["data"]?["text"] == .string("fast \(index)"))
         }
         // Let the worker finish the slow client's jobs (each is quick), then read what reached it.
         for _ in 0..<30 {
-            let probe = try await client.request(intent: echo(["text": "probe"]), phase: .handle)
+            let probe = try await client.request(
+                intent: echo(["text": "probe"]), phase: .handle, deadline: .seconds(30))
             #expect(probe.status == .final)
             try await Task.sleep(for: .milliseconds(100))
         }
