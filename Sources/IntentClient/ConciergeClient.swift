@@ -256,6 +256,16 @@ final class ClientCore: @unchecked Sendable {
         }
     }
 
+    /// Why nothing can be sent: the failed handshake that made libzmq drop the connection.
+    private func connectionGivenUp() -> ClientError {
+        checkHandshakes()
+        return handshakeFailure
+            ?? ClientError(
+                code: .handshakeFailed,
+                message: "\(configuration.brokerEndpoint): libzmq closed the connection for good (failed handshake)"
+            )
+    }
+
     private func execute(_ command: ConciergeClient.Command) {
         if let handshakeFailure {
             fail(command, handshakeFailure)
@@ -269,21 +279,30 @@ final class ClientCore: @unchecked Sendable {
                 )
                 return
             }
-            pending[id] = continuation
+            // Sends never wait: without a high-water mark the DEALER queues while it has a connection pipe, and
+            // it has none only once libzmq has given up on the connection (a failed security handshake).
             do {
-                try socket.send(multipart: frames, dontWait: false)
+                guard try socket.send(multipart: frames) else {
+                    continuation.finish(throwing: connectionGivenUp())
+                    return
+                }
+                pending[id] = continuation
             } catch {
-                pending[id] = nil
                 continuation.finish(throwing: ClientError(code: .transport, message: "\(error)"))
             }
         case .status(let id, let continuation):
-            statusWaiters[id, default: []].append(continuation)
-            _ = try? socket.send(
-                multipart: [CIP.clientSignature.bytes, CIP.Client.status.bytes, Array(id.utf8)], dontWait: false
-            )
+            let frames = [CIP.clientSignature.bytes, CIP.Client.status.bytes, Array(id.utf8)]
+            if (try? socket.send(multipart: frames)) == true {
+                statusWaiters[id, default: []].append(continuation)
+            } else {
+                continuation.resume(throwing: connectionGivenUp())
+            }
         case .ping(let continuation):
-            pingWaiters.append(continuation)
-            _ = try? socket.send(multipart: [CIP.clientSignature.bytes, CIP.Client.ping.bytes], dontWait: false)
+            if (try? socket.send(multipart: [CIP.clientSignature.bytes, CIP.Client.ping.bytes])) == true {
+                pingWaiters.append(continuation)
+            } else {
+                continuation.resume(throwing: connectionGivenUp())
+            }
         case .cancel(let id):
             pending[id] = nil
         }

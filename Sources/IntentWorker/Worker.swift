@@ -110,7 +110,8 @@ final class WorkerLoop: @unchecked Sendable {
                 Array(configuration.name.utf8),
             ]
             frames += provider.intentTypes.map { Array($0.utf8) }
-            try socket.send(multipart: frames, dontWait: false)
+            // Never waits: the fresh connection pipe takes it (it would be gone only after a failed handshake).
+            guard try socket.send(multipart: frames) else { throw ZMQError.wouldBlock }
             self.socket = socket
         } catch {
             logger.error("cannot connect to the broker", metadata: ["error": "\(error)"])

@@ -40,6 +40,20 @@ import ZeroMQ
         #expect(reply.body_["handle"]?["data"]?["text"]?.stringValue == "over curve")
         #expect(cluster.log("broker").contains("CURVE on"))
         #expect(!cluster.log("broker").contains("CURVE handshake rejected"))
+
+        // The load client with the client's keys is served; without keys it cannot even get a PONG.
+        let load = [
+            "load", "--broker", cluster.frontend, "--concurrency", "2", "--requests", "20", "--warmup", "0s",
+            "--json", "--quiet",
+        ]
+        let listed = try runConcierge(load + keys.peerArguments("client"))
+        #expect(listed.status == 0, "\(listed.error)")
+        let summary = try JSONValue.parse(listed.output)
+        #expect(summary["outcomes"]?["final.handle.success"]?.intValue == 20, "\(listed.output)")
+        let plain = try runConcierge(load)
+        #expect(plain.status == 2)
+        #expect(plain.error.contains("did not answer PING"))
+        #expect(cluster.log("broker").contains("CURVE handshake rejected") == false)  // plain: no ZAP request at all
     }
 
     /// `concierge up` with CURVE: the broker's keys and allowlists, and the key its workers use.

@@ -139,8 +139,11 @@ final class RawCurvePeer {
         context.terminate()
     }
 
-    func send(_ frames: [String]) throws {
-        try socket.send(multipart: frames.map { Array($0.utf8) }, dontWait: false)
+    /// Sends without waiting (after a failed handshake libzmq drops the connection, and a waiting send would
+    /// wait forever); false if there was no connection to queue on.
+    @discardableResult
+    func send(_ frames: [String]) throws -> Bool {
+        try socket.send(multipart: frames.map { Array($0.utf8) })
     }
 
     /// The outcome of the security handshake: succeeded, or one of the failures (nil if none within 5 s).
