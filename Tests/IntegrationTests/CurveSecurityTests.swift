@@ -153,6 +153,12 @@ import ZeroMQ
         let plainClient = try client(broker.broker.frontendEndpoint, nil)
         let error = await #expect(throws: ClientError.self) { try await plainClient.request(intent: Self.echo) }
         #expect(Self.isHandshakeFailure(error), "\(String(describing: error))")
+        // Nor can a listed client that has the wrong server key: the broker cannot read its HELLO.
+        let misled = try client(
+            broker.broker.frontendEndpoint, CurveClientKeys(serverKey: keys.rogue.publicKey, keyPair: keys.client)
+        )
+        let misledError = await #expect(throws: ClientError.self) { try await misled.request(intent: Self.echo) }
+        #expect(Self.isHandshakeFailure(misledError), "\(String(describing: misledError))")
         let statistics = try await broker.stop()
         #expect(statistics.requestsAccepted == 0)
         #expect(statistics.malformedClientMessages == 0)
