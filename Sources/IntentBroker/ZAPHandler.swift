@@ -29,6 +29,9 @@ final class ZAPHandler: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let rejectedCount = Atomic<Int>(0)
     private let admittedCount = Atomic<Int>(0)
+    /// At most this many refusals are logged per second (a peer hammering the broker must not flood the log);
+    /// the rest are counted and summed up in the next warning.
+    static let maxWarningsPerSecond = 20
 
     /// Binds the handler's socket in `context`; answers nothing until ``start()``.
     init(context: ZMQContext, curve: BrokerCurveConfiguration, logger: Logger) throws(ZMQError) {
@@ -82,6 +85,7 @@ final class ZAPHandler: Sendable {
     }
 
     private func run() {
+        var limiter = WarningLimiter()
         var poller = ZMQPoller()
         poller.add(socket)
         let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
@@ -95,7 +99,7 @@ final class ZAPHandler: Sendable {
             }
             if poller.isReadable(wakeIndex) { wake.drain() }
             while !stopRequested.load(ordering: .acquiring), (try? socket.receive(into: &request)) == true {
-                answer(request)
+                answer(request, &limiter)
             }
         }
         socket.close()
@@ -105,7 +109,7 @@ final class ZAPHandler: Sendable {
 
     /// Answers one request: [version, request id, domain, address, identity, mechanism, credentials...] with
     /// [version, request id, status code, status text, user id, metadata].
-    private func answer(_ request: borrowing ZMQMultipart) {
+    private func answer(_ request: borrowing ZMQMultipart, _ limiter: inout WarningLimiter) {
         let requestID = request.count >= 2 ? request.bytes(1) : []
         guard request.count >= 6, request.overflow == 0, request.equals(0, "1.0") else {
             logger.error("malformed ZAP request", metadata: ["frames": "\(request.count)"])
@@ -116,16 +120,17 @@ final class ZAPHandler: Sendable {
         let address = request.string(3)
         guard request.equals(5, "CURVE"), request.count == 7, let key = try? CurvePublicKey(bytes: request.bytes(6))
         else {
-            reject(requestID, domain: domain, key: "-", address: address, "only CURVE is accepted")
+            reject(requestID, domain: domain, key: "-", address: address, "only CURVE is accepted", &limiter)
             return
         }
         guard let allowlist = allowlists[domain] else {
-            reject(requestID, domain: domain, key: key.z85, address: address, "unknown ZAP domain")
+            reject(requestID, domain: domain, key: key.z85, address: address, "unknown ZAP domain", &limiter)
             return
         }
         guard allowlist.contains(key) else {
             let role = domain == Self.clientDomain ? "client" : "worker"
-            reject(requestID, domain: domain, key: key.z85, address: address, "key not on the \(role) allowlist")
+            let reason = "key not on the \(role) allowlist"
+            reject(requestID, domain: domain, key: key.z85, address: address, reason, &limiter)
             return
         }
         admittedCount.add(1, ordering: .relaxed)
@@ -133,13 +138,45 @@ final class ZAPHandler: Sendable {
         reply(requestID, "200", "OK", userID: key.z85)
     }
 
-    private func reject(_ requestID: [UInt8], domain: String, key: String, address: String, _ reason: String) {
+    private func reject(
+        _ requestID: [UInt8],
+        domain: String,
+        key: String,
+        address: String,
+        _ reason: String,
+        _ limiter: inout WarningLimiter
+    ) {
         rejectedCount.add(1, ordering: .relaxed)
-        logger.warning(
-            "CURVE handshake rejected",
-            metadata: ["domain": "\(domain)", "key": "\(key)", "address": "\(address)", "reason": "\(reason)"]
-        )
+        if let suppressed = limiter.allow(now: ContinuousClock.now) {
+            var metadata: Logger.Metadata = [
+                "domain": "\(domain)", "key": "\(key)", "address": "\(address)", "reason": "\(reason)",
+            ]
+            if suppressed > 0 { metadata["not-logged-before"] = "\(suppressed)" }
+            logger.warning("CURVE handshake rejected", metadata: metadata)
+        }
         reply(requestID, "400", reason, userID: "")
+    }
+
+    /// Lets ``ZAPHandler/maxWarningsPerSecond`` warnings through per second and counts the others.
+    struct WarningLimiter {
+        private var windowStart = ContinuousClock.now
+        private var logged = 0
+        private var suppressed = 0
+
+        /// nil: do not log this one; else log it, noting how many were not logged since the last one.
+        mutating func allow(now: ContinuousClock.Instant) -> Int? {
+            if now - windowStart >= .seconds(1) {
+                windowStart = now
+                logged = 0
+            }
+            guard logged < ZAPHandler.maxWarningsPerSecond else {
+                suppressed += 1
+                return nil
+            }
+            logged += 1
+            defer { suppressed = 0 }
+            return suppressed
+        }
     }
 
     private func reply(_ requestID: [UInt8], _ status: String, _ text: String, userID: String) {

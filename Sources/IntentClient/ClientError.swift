@@ -8,9 +8,11 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let closed = Code(rawValue: "closed")
         /// The same request id is already in flight on this client.
         public static let duplicateRequest = Code(rawValue: "duplicate-request")
-        /// The security handshake with the broker failed: with CURVE, the broker refused this client's key (not on
-        /// its client allowlist) or the server key is wrong; or one side uses CURVE and the other does not.
-        /// libzmq does not retry such a connection: requests fail at once until a new client is made.
+        /// The security handshake with the broker failed for good: with CURVE, the broker refused this client's key
+        /// (not on its client allowlist); or one side uses CURVE and the other does not. libzmq does not retry such
+        /// a connection: requests fail at once until a new client is made. (A connection that merely breaks off
+        /// during the handshake — a wrong server key can look like that — is retried, and ends in
+        /// ``connectionLost`` whose message names the handshake failure.)
         public static let handshakeFailed = Code(rawValue: "handshake-failed")
         /// libzmq refused (bad endpoint, ...).
         public static let transport = Code(rawValue: "transport")

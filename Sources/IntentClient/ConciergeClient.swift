@@ -127,8 +127,11 @@ final class ClientCore: @unchecked Sendable {
     private var pending: [String: ConciergeClient.ReplyStream.Continuation] = [:]
     private var statusWaiters: [String: [CheckedContinuation<Reply, any Error>]] = [:]
     private var pingWaiters: [CheckedContinuation<Void, any Error>] = []
-    /// Set while the last security handshake failed: requests fail at once with it.
+    /// Set once a security handshake failed for good (refused key, mechanism mismatch): libzmq does not retry, so
+    /// requests fail at once with it.
     private var handshakeFailure: ClientError?
+    /// Why the last handshake broke off, when libzmq retries it (the connection closed during the handshake).
+    private var handshakeTrouble: String?
 
     init(configuration: ClientConfiguration, logger: Logger) throws {
         self.configuration = configuration
@@ -214,7 +217,8 @@ final class ClientCore: @unchecked Sendable {
             let later = MonotonicTime.now()
             let busy = !pending.isEmpty || !statusWaiters.isEmpty || !pingWaiters.isEmpty
             if busy && later - lastHeard > interval * liveness {
-                failAll(ClientError(code: .connectionLost, message: "the broker stopped answering"))
+                let trouble = handshakeTrouble.map { "; the last handshake failed: \($0)" } ?? ""
+                failAll(ClientError(code: .connectionLost, message: "the broker stopped answering\(trouble)"))
                 lastHeard = later
             }
             if later - max(lastHeard, lastPing) >= interval && busy {
@@ -233,16 +237,26 @@ final class ClientCore: @unchecked Sendable {
         context.terminate()
     }
 
-    /// Reads the monitor's handshake events: a failure fails everything waiting (and later requests, until a
-    /// handshake succeeds).
+    /// Reads the monitor's handshake events. A refusal or a mechanism mismatch fails everything waiting, and later
+    /// requests (libzmq gives that connection up); a connection that broke off during the handshake is retried by
+    /// libzmq, and only remembered to explain a later `connectionLost`.
     private func checkHandshakes() {
         while let event = try? monitor.receive() {
             if event.kind == .handshakeSucceeded {
                 handshakeFailure = nil
+                handshakeTrouble = nil
                 continue
             }
             let explanation =
                 event.handshakeFailureExplanation(usingCurve: configuration.curve != nil) ?? "\(event)"
+            if event.kind == .handshakeFailedNoDetail {
+                logger.warning(
+                    "the connection to the broker broke off during the handshake; retrying",
+                    metadata: ["broker": "\(configuration.brokerEndpoint)", "reason": "\(explanation)"]
+                )
+                handshakeTrouble = explanation
+                continue
+            }
             logger.error(
                 "security handshake with the broker failed",
                 metadata: ["broker": "\(configuration.brokerEndpoint)", "reason": "\(explanation)"]

@@ -13,6 +13,15 @@ import ZeroMQ
 @Suite(.serialized) struct CurveSecurityTests {
     static let echo: JSONValue = ["type": "Echo", "parameters": ["text": "over curve"]]
 
+    /// A client without keys talking to a CURVE broker fails its handshake: at once with a mechanism mismatch, or,
+    /// when the broker closes the connection first (libzmq then retries), as a lost connection naming the failed
+    /// handshake.
+    static func isHandshakeFailure(_ error: ClientError?) -> Bool {
+        guard let error else { return false }
+        return error.code == .handshakeFailed
+            || (error.code == .connectionLost && error.message.contains("the last handshake failed"))
+    }
+
     func client(_ endpoint: String, _ keys: CurveClientKeys?) throws -> ConciergeClient {
         try ConciergeClient(
             configuration: .init(brokerEndpoint: endpoint, heartbeatInterval: .milliseconds(250), curve: keys)
@@ -75,7 +84,7 @@ import ZeroMQ
         // Without the client's keys, the same broker is closed.
         let plain = try self.client(cluster.frontend, nil)
         let error = await #expect(throws: ClientError.self) { try await plain.request(intent: Self.echo) }
-        #expect(error?.code == .handshakeFailed)
+        #expect(Self.isHandshakeFailure(error), "\(String(describing: error))")
         cluster.signal("up", SIGTERM)
         #expect(await cluster.waitForExit("up") == 0)
     }
@@ -143,7 +152,13 @@ import ZeroMQ
         #expect(try plain.receiveAll(forMilliseconds: 300).isEmpty)  // no PONG
         let plainClient = try client(broker.broker.frontendEndpoint, nil)
         let error = await #expect(throws: ClientError.self) { try await plainClient.request(intent: Self.echo) }
-        #expect(error?.code == .handshakeFailed)
+        #expect(Self.isHandshakeFailure(error), "\(String(describing: error))")
+        // Nor can a listed client that has the wrong server key: the broker cannot read its HELLO.
+        let misled = try client(
+            broker.broker.frontendEndpoint, CurveClientKeys(serverKey: keys.rogue.publicKey, keyPair: keys.client)
+        )
+        let misledError = await #expect(throws: ClientError.self) { try await misled.request(intent: Self.echo) }
+        #expect(Self.isHandshakeFailure(misledError), "\(String(describing: misledError))")
         let statistics = try await broker.stop()
         #expect(statistics.requestsAccepted == 0)
         #expect(statistics.malformedClientMessages == 0)
@@ -203,6 +218,30 @@ import ZeroMQ
         )
     }
 
+    /// A peer hammering the broker with refused handshakes is counted every time but cannot flood the log: at
+    /// most 20 warnings a second, and the next warning says how many were not logged.
+    @Test func refusalsAreAllCountedAndTheirWarningsRateLimited() async throws {
+        let cluster = try Cluster()
+        let keys = try CurveTestKeys(directory: cluster.directory)
+        let broker = try InProcessBroker(curve: keys.brokerConfiguration)
+        for _ in 0..<30 {
+            let rogue = try RawCurvePeer(endpoint: broker.broker.frontendEndpoint, keys: keys.clientKeys(keys.rogue))
+            #expect(try rogue.handshake()?.kind == .handshakeFailedAuth)
+        }
+        try await Task.sleep(for: .milliseconds(1100))
+        let last = try RawCurvePeer(endpoint: broker.broker.frontendEndpoint, keys: keys.clientKeys(keys.rogue))
+        #expect(try last.handshake()?.kind == .handshakeFailedAuth)
+        let statistics = try await broker.stop()
+        #expect(statistics.rejectedHandshakes == 31)
+        let warnings = broker.log.all.filter { $0.contains("CURVE handshake rejected") }
+        let notLogged = warnings.compactMap { line -> Int? in
+            guard let range = line.range(of: "not-logged-before=") else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
+        }
+        #expect(warnings.count < 31)
+        #expect(warnings.count + notLogged.reduce(0, +) == 31, "\(warnings)")
+    }
+
     /// A real `concierge worker` with a client's key keeps being refused and says why; the broker never
     /// registers it.
     @Test func aWorkerProcessWithAClientKeyIsRefusedAndSaysWhy() async throws {
@@ -248,6 +287,23 @@ import ZeroMQ
         )
         #expect(worker.status != 0)
         #expect(worker.error.contains("unreadable-key-file: \(keys.path("missing.secret"))"))
+
+        // The slim worker that pools run, too (it reads key files without Foundation).
+        let slim = Process()
+        slim.executableURL = Cluster.executable.deletingLastPathComponent().appendingPathComponent("concierge-worker")
+        slim.arguments = [
+            "--broker", cluster.backend, "--curve-server-key", keys.path("broker.pub"), "--curve-secret-key", bad,
+        ]
+        let slimError = Pipe()
+        slim.standardError = slimError
+        try slim.run()
+        let slimMessage = String(decoding: slimError.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        slim.waitUntilExit()
+        #expect(slim.terminationStatus == 2)
+        #expect(slimMessage.contains("malformed-key: \(bad):3:"), "\(slimMessage)")
+        let halfSlim = try runConcierge(["worker", "--curve-server-key", keys.path("broker.pub")])
+        #expect(halfSlim.status != 0)
+        #expect(halfSlim.error.contains("CURVE needs both"))
 
         let send = try runConcierge(
             [
