@@ -112,4 +112,37 @@ import ZeroMQ
         #expect(served == [0, 1, 2, 3])
         #expect(busy == [4, 5])
     }
+
+    @Test func jobsBookedForAWorkerThatVanishedGoElsewhereEvenHandleJobs() async throws {
+        let cluster = try Cluster()
+        try cluster.startBroker()
+        try cluster.startWorker("real", capacity: 4)
+        let client = try cluster.client()
+        try await cluster.waitUntilServing(client)
+        // A raw worker registers for Echo with room for many jobs, hears its first HEARTBEAT (registered), and
+        // vanishes without a word: the broker's sends to it fail (EHOSTUNREACH) until its heartbeats expire.
+        let context = ZMQContext()
+        let raw = try ZMQSocket(context: context, type: .dealer)
+        try raw.setOption(.routingID, string: "vanishing")
+        try raw.setOption(.receiveTimeout, 5000)
+        try raw.connect(cluster.backend)
+        try raw.send(
+            multipart: ["CIPW01", "READY", "100", "vanishing", "Echo"].map { Array($0.utf8) }, dontWait: false)
+        let heartbeat = try #require(try raw.receiveMultipart(dontWait: false))
+        #expect(heartbeat.map { String(decoding: $0, as: UTF8.self) } == ["CIPW01", "HEARTBEAT"])
+        raw.close()
+        context.terminate()
+        try await Task.sleep(for: .milliseconds(150))
+        // Handle jobs that were booked for it but never sent are not lost and not failed as worker-lost: they were
+        // never run, so they go to the real worker.
+        let streams = (0..<12).map {
+            client.send(intent: echo(["text": .string("h\($0)")]), phase: .handle, deadline: .seconds(20))
+        }
+        for (index, stream) in streams.enumerated() {
+            let last = try #require(try await Cluster.replies(stream).last)
+            #expect(last.status == .final, "\(index): \(last.errorCode ?? "")")
+            #expect(last.body_["handle"]?["data"]?["text"] == .string("h\(index)"))
+        }
+        #expect(cluster.log("broker").contains("worker unreachable"))
+    }
 }
