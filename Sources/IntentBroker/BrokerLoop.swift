@@ -341,22 +341,22 @@ final class BrokerLoop: @unchecked Sendable {
         let key = RequestKey(client: client, id: id)
         if let request = inflight[key] {
             let body = progressBody(request, now: MonotonicTime.now())
-            sendToClient(
+            queueReply(
                 client,
-                [CIP.clientSignature, CIP.Broker.status],
+                CIP.Broker.status,
                 id: id,
                 status: CIP.Status.progress,
                 phase: request.phase.name,
-                body: body
+                body: .bytes(body)
             )
         } else if let result = results.result(for: key) {
-            sendToClient(
+            queueReply(
                 client,
-                [CIP.clientSignature, CIP.Broker.status],
+                CIP.Broker.status,
                 id: id,
                 status: result.isError ? CIP.Status.error : CIP.Status.final,
                 phase: result.phase,
-                message: result.body
+                body: .message(result.body)
             )
         } else {
             replyError(
@@ -692,13 +692,13 @@ final class BrokerLoop: @unchecked Sendable {
         inflight.removeValue(forKey: request.key)
         if isError { statistics.errorReplies += 1 } else { statistics.finalReplies += 1 }
         request.firstReplySent = true
-        sendToClient(
+        queueReply(
             request.key.client,
-            [CIP.clientSignature, CIP.Broker.reply],
+            CIP.Broker.reply,
             id: request.key.id,
             status: isError ? CIP.Status.error : CIP.Status.final,
             phase: request.phase.name,
-            message: message
+            body: .message(message)
         )
         results.store(
             .init(isError: isError, phase: request.phase.name, body: message), for: request.key,
@@ -711,9 +711,9 @@ final class BrokerLoop: @unchecked Sendable {
         command: StaticString = CIP.Broker.reply
     ) {
         statistics.errorReplies += 1
-        sendToClient(
-            client, [CIP.clientSignature, command], id: id, status: CIP.Status.error, phase: phase,
-            body: WireBody.error(code, text)
+        queueReply(
+            client, command, id: id, status: CIP.Status.error, phase: phase,
+            body: .bytes(WireBody.error(code, text))
         )
     }
 
@@ -732,23 +732,12 @@ final class BrokerLoop: @unchecked Sendable {
 
     /// Queues a REPLY or STATUS answer `[client, CIPC01, command, id, status, phase, body]`; it goes out with the
     /// others of this batch (``flushReplies()``), in order.
-    private func sendToClient(
-        _ client: [UInt8], _ head: [StaticString], id: [UInt8], status: StaticString, phase: StaticString,
-        body: [UInt8]
+    private func queueReply(
+        _ client: [UInt8], _ command: StaticString, id: [UInt8], status: StaticString, phase: StaticString,
+        body: OutgoingReply.Body
     ) {
         replyOutbox.append(
-            OutgoingReply(client: client, command: head[1], id: id, status: status, phase: phase, body: .bytes(body))
-        )
-    }
-
-    private func sendToClient(
-        _ client: [UInt8], _ head: [StaticString], id: [UInt8], status: StaticString, phase: StaticString,
-        message: ZMQMessage
-    ) {
-        replyOutbox.append(
-            OutgoingReply(
-                client: client, command: head[1], id: id, status: status, phase: phase, body: .message(message))
-        )
+            OutgoingReply(client: client, command: command, id: id, status: status, phase: phase, body: body))
     }
 
     /// Sends the queued replies. One that cannot go out (the client is gone, or its queue is full) is counted and
@@ -826,13 +815,13 @@ final class BrokerLoop: @unchecked Sendable {
             if !request.firstReplySent {
                 request.firstReplySent = true
                 statistics.progressReplies += 1
-                sendToClient(
+                queueReply(
                     request.key.client,
-                    [CIP.clientSignature, CIP.Broker.reply],
+                    CIP.Broker.reply,
                     id: request.key.id,
                     status: CIP.Status.progress,
                     phase: request.phase.name,
-                    body: progressBody(request, now: now)
+                    body: .bytes(progressBody(request, now: now))
                 )
             }
             timers.push(.init(time: request.arrival + hardLimitNanos, kind: .hardLimit, request: request))

@@ -37,7 +37,10 @@ extension Intent {
         case let other?:
             throw IntentError(code: .badBody, message: "\"parameters\" must be an object, got \(other._kindName)")
         }
-        if values.count > 0 {
+        // Unknown parameters first (PROTOCOL.md 5.11); counting the declared ones present costs no allocation, and
+        // only a body with an unknown one pays for finding its name.
+        let declaredPresent = Self.parameters.reduce(0) { $0 + (values[$1.name] != nil ? 1 : 0) }
+        if declaredPresent < values.count {
             let declared = Self.parameters.map(\.name)
             if let unknown = values.keys.filter({ !declared.contains($0) }).sorted().first {
                 throw IntentError(

@@ -8,10 +8,7 @@ public struct CurvePublicKey: Sendable, Hashable, CustomStringConvertible {
 
     /// A key from its 32 raw bytes.
     public init(bytes: [UInt8]) throws(CurveKeyError) {
-        guard bytes.count == 32 else {
-            throw CurveKeyError(code: .malformedKey, message: "a CURVE key has 32 bytes, not \(bytes.count)")
-        }
-        self.bytes = bytes
+        self.bytes = try _checkedCurveKey(bytes)
     }
 
     /// A key from its 40-character Z85 text.
@@ -23,6 +20,14 @@ public struct CurvePublicKey: Sendable, Hashable, CustomStringConvertible {
     public var z85: String { Z85.encode(bytes) ?? "" }
 
     public var description: String { z85 }
+}
+
+/// `bytes` when they are a CURVE key's 32 bytes.
+func _checkedCurveKey(_ bytes: [UInt8]) throws(CurveKeyError) -> [UInt8] {
+    guard bytes.count == 32 else {
+        throw CurveKeyError(code: .malformedKey, message: "a CURVE key has 32 bytes, not \(bytes.count)")
+    }
+    return bytes
 }
 
 /// Decodes a 40-character Z85 CURVE key, explaining what is wrong otherwise.

@@ -10,10 +10,7 @@ public struct CurveSecretKey: Sendable, Hashable, CustomStringConvertible {
 
     /// A key from its 32 raw bytes.
     public init(bytes: [UInt8]) throws(CurveKeyError) {
-        guard bytes.count == 32 else {
-            throw CurveKeyError(code: .malformedKey, message: "a CURVE key has 32 bytes, not \(bytes.count)")
-        }
-        self.bytes = bytes
+        self.bytes = try _checkedCurveKey(bytes)
     }
 
     /// A key from its 40-character Z85 text.
