@@ -41,6 +41,10 @@ final class BrokerLoop: @unchecked Sendable {
     /// fast each type's queue moves, to shed at once a request that could not start before its deadline.
     private var typeAnswered: [Int] = []
     private var typeJobRate: [Double] = []
+    /// Whether the type was saturated since the last rate update (a request had to wait, or a job filled the last
+    /// worker with room): only then do its answered jobs measure how fast its queue moves (a type that is not
+    /// saturated answers as fast as it is asked).
+    private var typeSaturatedSinceUpdate: [Bool] = []
     private var nextRateUpdate: UInt64 = 0
     private var lastRateUpdate: UInt64 = 0
     private var queuedCount = 0
@@ -478,6 +482,7 @@ final class BrokerLoop: @unchecked Sendable {
         typeCursor.append(0)
         typeAnswered.append(0)
         typeJobRate.append(0)
+        typeSaturatedSinceUpdate.append(false)
         return index
     }
 
@@ -575,6 +580,7 @@ final class BrokerLoop: @unchecked Sendable {
         }
         // No worker has room: wait in the intent type's queue (oldest first).
         queuedCount += 1
+        typeSaturatedSinceUpdate[request.intentType] = true
         if atFront {
             typeQueues[request.intentType].prepend(request)
         } else {
@@ -596,6 +602,10 @@ final class BrokerLoop: @unchecked Sendable {
         worker.jobs[jobID] = request
         statistics.jobsDispatched += 1
         outbox.append(OutgoingJob(request: request, worker: worker, jobID: jobID))
+        let type = request.intentType
+        if !worker.hasRoom, !typeSaturatedSinceUpdate[type], !anyWorkerHasRoom(for: type) {
+            typeSaturatedSinceUpdate[type] = true
+        }
         return true
     }
 
@@ -837,12 +847,17 @@ final class BrokerLoop: @unchecked Sendable {
     private func updateJobRates(now: UInt64) {
         let elapsed = Double(now - lastRateUpdate) / 1e9
         if lastRateUpdate > 0 && elapsed > 0 {
-            // An idle type keeps its last pace (a burst after a quiet spell must not look like a stalled queue);
-            // a type with a queue and no answers slows down to nothing, as it should.
-            for type in typeAnswered.indices where typeAnswered[type] > 0 || !typeQueues[type].isEmpty {
-                let sample = Double(typeAnswered[type]) / elapsed
-                typeJobRate[type] = typeJobRate[type] == 0 ? sample : 0.7 * typeJobRate[type] + 0.3 * sample
+            // Only a saturated type's answers measure its pace: one that had requests waiting, or whose workers are
+            // all full. A type that is not saturated keeps its last pace (a few slow requests, or a quiet spell,
+            // must not make the next burst look like a stalled queue); a type with a queue and no answers slows
+            // down to nothing, as it should.
+            for type in typeAnswered.indices {
+                if typeSaturatedSinceUpdate[type] || !typeQueues[type].isEmpty {
+                    let sample = Double(typeAnswered[type]) / elapsed
+                    typeJobRate[type] = typeJobRate[type] == 0 ? sample : 0.7 * typeJobRate[type] + 0.3 * sample
+                }
                 typeAnswered[type] = 0
+                typeSaturatedSinceUpdate[type] = false
             }
         }
         lastRateUpdate = now

@@ -82,4 +82,24 @@ import Testing
         #expect(busy > 0, "the load never exceeded the capacity")
         #expect(served + busy == summary["requests"]?.int64Value)
     }
+
+    @Test func aBurstAfterAFewSlowRequestsIsServedNotShed() async throws {
+        let cluster = try Cluster()
+        try cluster.startBroker()
+        try cluster.startWorker("roomy", capacity: 4)
+        let client = try cluster.client()
+        try await cluster.waitUntilServing(client)
+        // One slow request at a time: the worker is never full, so this says nothing about how fast a queue moves.
+        for index in 0..<2 {
+            let reply = try await client.request(
+                intent: echo(["text": .string("slow \(index)"), "delayMs": 400]), phase: .handle)
+            #expect(reply.status == .final)
+        }
+        // Then a burst of quick ones with the default 3 s deadline: a few wait, none is refused.
+        let streams = (0..<40).map { client.send(intent: echo(["text": .string("quick \($0)")]), phase: .handle) }
+        for stream in streams {
+            let last = try #require(try await Cluster.replies(stream).last)
+            #expect(last.status == .final, "\(last.errorCode ?? "") \(last.body_["message"]?.stringValue ?? "")")
+        }
+    }
 }
