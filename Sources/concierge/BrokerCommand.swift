@@ -51,6 +51,13 @@ struct BrokerOptions: ParsableArguments {
     @Option(help: "How long finished results stay available to STATUS, in seconds.")
     var resultTtl: Int = 60
 
+    @Option(
+        help: "After the last worker of an intent type leaves, how long its requests wait for a new one, in ms.")
+    var workerGraceMs: Int = 5000
+
+    @Option(help: "On shutdown, how long in-flight requests get to finish, in milliseconds.")
+    var shutdownGraceMs: Int = 5000
+
     var configuration: BrokerConfiguration {
         BrokerConfiguration(
             frontendEndpoint: frontend,
@@ -65,7 +72,9 @@ struct BrokerOptions: ParsableArguments {
             maxMessageSize: maxMessage,
             maxQueuedRequests: maxQueued,
             maxQueuedPerIntentType: maxQueuedPerType,
-            clientQueueLimit: clientQueue
+            clientQueueLimit: clientQueue,
+            workerGracePeriod: .milliseconds(workerGraceMs),
+            shutdownGracePeriod: .milliseconds(shutdownGraceMs)
         )
     }
 }
