@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // MARK: C binding
@@ -47,6 +48,7 @@ let package = Package(
             dependencies: [
                 "ZeroMQ", "IntentWire",
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -129,6 +131,14 @@ let package = Package(
         .testTarget(
             name: "IntentKitTests",
             dependencies: ["IntentKit", "ConciergeExamples", "ConciergeJSON"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IntentBrokerTests",
+            dependencies: [
+                "IntentBroker", "IntentWire", .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "IntentWireTests", dependencies: ["IntentWire"], swiftSettings: swiftSettings),

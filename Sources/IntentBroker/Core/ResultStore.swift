@@ -1,12 +1,13 @@
 import DequeModule
-import ZeroMQ
 
-/// Final replies kept for STATUS queries, for a bounded time and count.
-struct ResultStore {
+/// Final replies kept for STATUS queries, for a bounded time and count (section 6.4 of the protocol).
+///
+/// Generic over the body so that the broker keeps the libzmq message it forwarded (no copy) while tests keep bytes.
+struct ResultStore<Body> {
     struct Result {
         let isError: Bool
         let phase: StaticString
-        let body: ZMQMessage
+        let payload: ReplyPayload<Body>
     }
 
     private var results: [RequestKey: Result] = [:]

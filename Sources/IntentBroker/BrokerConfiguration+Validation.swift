@@ -1,0 +1,30 @@
+import IntentWire
+
+extension BrokerConfiguration {
+    /// Checks the values against the protocol's bounds (section 14): the default deadline within 10...60000 ms and
+    /// not above the hard limit, a heartbeat interval and liveness above zero, limits not negative.
+    public func validate() throws(BrokerError) {
+        func refuse(_ message: String) -> BrokerError { BrokerError(code: .badConfiguration, message: message) }
+        let deadline = defaultDeadline.milliseconds
+        guard defaultDeadline.nanoseconds % 1_000_000 == 0, CIP.deadlineBounds.contains(deadline) else {
+            throw refuse(
+                "the default deadline must be a whole number of milliseconds within "
+                    + "\(CIP.deadlineBounds.lowerBound)...\(CIP.deadlineBounds.upperBound) (got \(defaultDeadline))")
+        }
+        guard hardLimit >= defaultDeadline else {
+            throw refuse("the hard limit (\(hardLimit)) must be at least the default deadline (\(defaultDeadline))")
+        }
+        guard heartbeatInterval.nanoseconds > 0, heartbeatLiveness >= 1 else {
+            throw refuse("the heartbeat interval must be above zero and the liveness at least 1")
+        }
+        guard maxReplyMargin >= .zero, workerGracePeriod >= .zero, shutdownGracePeriod >= .zero, resultTTL >= .zero
+        else {
+            throw refuse("durations must not be negative")
+        }
+        guard maxStoredResults >= 0, maxQueuedRequests >= 0, maxQueuedPerIntentType >= 0, maxBodySize >= 1,
+            clientQueueLimit >= 1
+        else {
+            throw refuse("limits must not be negative (the body size and client queue at least 1)")
+        }
+    }
+}

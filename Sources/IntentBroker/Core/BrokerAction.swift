@@ -1,0 +1,76 @@
+import IntentWire
+
+/// What the broker core asks its I/O shell to do. The core decides; the shell only sends frames.
+enum BrokerAction<Body> {
+    /// Send a JOB to a worker (section 5.7). Before sending, the shell asks ``BrokerCore/shouldSend(_:)``: the job
+    /// may have been re-dispatched or its request ended since it was booked.
+    case sendJob(JobDispatch<Body>)
+    /// Send a REPLY or STATUS answer to a client (sections 4.5, 4.6).
+    case reply(ClientReply<Body>)
+    /// Answer a PING (section 4.7).
+    case pong(client: [UInt8])
+    /// Send a control message to a worker, after every JOB booked before it (section 5.8, 5.9, 5.5).
+    case control(routingID: [UInt8], WorkerControl)
+}
+
+/// A JOB to send: `[worker, CIPW01, JOB, job id, intent type, phase, time left, body]`.
+struct JobDispatch<Body> {
+    let worker: WorkerID
+    let routingID: [UInt8]
+    let jobID: UInt64
+    let request: RequestID
+    let intentType: [UInt8]
+    let phase: RequestPhase
+    /// The request's deadline (monotonic nanoseconds): the shell sends the time left until it (F5).
+    let deadline: UInt64
+    let body: Body
+}
+
+/// A REPLY or STATUS answer: `[client, CIPC01, command, id, status, phase, body]`.
+struct ClientReply<Body> {
+    enum Command { case reply, status }
+    enum Status { case final, progress, error }
+    let client: [UInt8]
+    let command: Command
+    let requestID: [UInt8]
+    let status: Status
+    let phase: StaticString
+    let payload: ReplyPayload<Body>
+}
+
+/// The body of a reply: one the broker wrote, or a worker's, forwarded unchanged.
+enum ReplyPayload<Body> {
+    /// A body the broker wrote (error, progress).
+    case bytes([UInt8])
+    /// A body a worker wrote.
+    case body(Body)
+}
+
+extension ClientReply.Command {
+    var frame: StaticString {
+        switch self {
+        case .reply: CIP.Broker.reply
+        case .status: CIP.Broker.status
+        }
+    }
+}
+
+extension ClientReply.Status {
+    var frame: StaticString {
+        switch self {
+        case .final: CIP.Status.final
+        case .progress: CIP.Status.progress
+        case .error: CIP.Status.error
+        }
+    }
+}
+
+/// Control messages from the broker to a worker.
+enum WorkerControl: Equatable {
+    case heartbeat
+    /// The acknowledgement of DRAIN (section 5.5).
+    case drainAcknowledged
+    case disconnect
+    /// ERROR with a code and a message (section 5.9).
+    case error(WireErrorCode, String)
+}

@@ -1,0 +1,122 @@
+/// Load balancing and queueing (section 6.5): which worker gets a job, and when queued jobs start.
+extension BrokerCore {
+    /// Whether a worker of `type` could take a job now (no side effects: the round-robin cursor stays put).
+    func anyWorkerHasRoom(for type: Int) -> Bool {
+        intentTypes[type].workers.contains { workers[$0]?.hasRoom == true }
+    }
+
+    /// The least-loaded worker of `type` with room; ties go round-robin so idle workers share the work.
+    mutating func pickWorker(for type: Int) -> WorkerID? {
+        let candidates = intentTypes[type].workers
+        let count = candidates.count
+        guard count > 0 else { return nil }
+        let start = intentTypes[type].cursor % count
+        var best = -1
+        var bestLoad = Int.max
+        for offset in 0..<count {
+            let index = (start + offset) % count
+            guard let worker = workers[candidates[index]], worker.hasRoom else { continue }
+            if worker.load < bestLoad {
+                best = index
+                bestLoad = worker.load
+                if bestLoad == 0 { break }
+            }
+        }
+        guard best >= 0 else { return nil }
+        intentTypes[type].cursor = best + 1
+        return candidates[best]
+    }
+
+    /// Gives the request's current job to a worker with room, or queues it (at the front for a job that lost its
+    /// worker, section 6.5).
+    mutating func dispatch(_ id: RequestID, atFront: Bool) {
+        guard let type = requests[id]?.intentType else { return }
+        if let worker = pickWorker(for: type) {
+            book(id, on: worker)
+        } else {
+            enqueue(id, atFront: atFront)
+        }
+    }
+
+    /// Books the request's current job on `worker` and queues its JOB; the shell sends the batch's JOBs in one burst
+    /// (a wake-up of libzmq's I/O thread and a TCP write for many jobs, not for each).
+    private mutating func book(_ id: RequestID, on workerID: WorkerID) {
+        guard var request = requests[id], var worker = workers[workerID] else { return }
+        let jobID = nextJobID
+        nextJobID &+= 1
+        request.state = .running(worker: workerID, job: jobID)
+        request.started = true
+        requests[id] = request
+        worker.jobs[jobID] = id
+        workers[workerID] = worker
+        statistics.jobsDispatched += 1
+        let type = request.intentType
+        actions.append(
+            .sendJob(
+                JobDispatch(
+                    worker: workerID, routingID: worker.routingID, jobID: jobID, request: id,
+                    intentType: intentTypes[type].name, phase: request.phase, deadline: request.deadline,
+                    body: request.body)))
+        if !worker.hasRoom, !intentTypes[type].pace.saturated, !anyWorkerHasRoom(for: type) {
+            intentTypes[type].pace.saturated = true
+        }
+    }
+
+    /// Gives `worker` queued jobs of its intent types while it has room, each time the job of the oldest request at
+    /// the head of those queues.
+    mutating func fill(_ workerID: WorkerID) {
+        while let worker = workers[workerID], worker.hasRoom {
+            var bestType = -1
+            var bestArrival = UInt64.max
+            for type in worker.intentTypes {
+                if let arrival = intentTypes[type].queue.headArrival(), arrival < bestArrival {
+                    bestType = type
+                    bestArrival = arrival
+                }
+            }
+            guard bestType >= 0, let id = dequeue(bestType) else { return }
+            book(id, on: workerID)
+        }
+    }
+
+    /// Asked by the shell just before it sends a booked JOB: whether the job is still the request's current one.
+    /// A job whose request ended before it went out (the hard limit) never reaches the worker, so its slot is freed.
+    mutating func shouldSend(_ job: JobDispatch<Body>) -> Bool {
+        if let request = requests[job.request], request.state == .running(worker: job.worker, job: job.jobID) {
+            return true
+        }
+        if workers[job.worker]?.jobs.removeValue(forKey: job.jobID) != nil {
+            statistics.jobsDispatched -= 1
+            fill(job.worker)
+        }
+        return false
+    }
+
+    /// The worker's send queue was full (`EAGAIN`): it is blocked until heard from, and the job, never delivered,
+    /// goes to another worker or to the front of the queue.
+    mutating func jobNotSentWorkerBlocked(_ job: JobDispatch<Body>) {
+        workers[job.worker]?.blocked = true
+        unbook(job)
+    }
+
+    /// The worker is gone (`EHOSTUNREACH`): its jobs booked and not sent (`unsent`, this one included) go elsewhere
+    /// like never-run jobs, then the worker is removed (its jobs really sent are lost, section 6.7).
+    mutating func workerUnreachable(_ workerID: WorkerID, unsent: [JobDispatch<Body>], now: UInt64) {
+        var requeue: [RequestID] = []
+        for job in unsent where job.worker == workerID {
+            guard workers[workerID]?.jobs.removeValue(forKey: job.jobID) != nil else { continue }
+            statistics.jobsDispatched -= 1
+            guard requests[job.request]?.state == .running(worker: workerID, job: job.jobID) else { continue }
+            requeue.append(job.request)
+        }
+        removeWorker(workerID, reason: "unreachable", now: now)
+        for id in requeue { dispatch(id, atFront: true) }
+    }
+
+    private mutating func unbook(_ job: JobDispatch<Body>) {
+        guard workers[job.worker]?.jobs.removeValue(forKey: job.jobID) != nil else { return }
+        statistics.jobsDispatched -= 1
+        guard requests[job.request]?.state == .running(worker: job.worker, job: job.jobID) else { return }
+        dispatch(job.request, atFront: true)
+    }
+}

@@ -1,0 +1,55 @@
+/// The core's invariants, checked by the tests after every step (cheap enough for tests, never called by the
+/// broker itself).
+extension BrokerCore {
+    /// Every broken invariant, described; empty when the state is consistent.
+    func invariantViolations() -> [String] {
+        var problems: [String] = []
+        // Queues own their counts: each type's count is the number of its requests in the queued state, and the
+        // total is their sum.
+        var queuedByType = [Int](repeating: 0, count: intentTypes.count)
+        for request in requests.values where request.isQueued { queuedByType[request.intentType] += 1 }
+        for (type, state) in intentTypes.enumerated() {
+            if state.queue.count != queuedByType[type] {
+                problems.append("type \(state.displayName): queue count \(state.queue.count), queued requests \(queuedByType[type])")
+            }
+            if state.queue.storedEntries < state.queue.count {
+                problems.append("type \(state.displayName): fewer entries than its count")
+            }
+            let waiting = state.queue.waiting
+            if Set(waiting).count != waiting.count { problems.append("type \(state.displayName): a request queued twice") }
+            for id in waiting where requests[id]?.isQueued != true {
+                problems.append("type \(state.displayName): queue holds request \(id) that is not queued")
+            }
+        }
+        if queuedCount != queuedByType.reduce(0, +) {
+            problems.append("queued count \(queuedCount), queued requests \(queuedByType.reduce(0, +))")
+        }
+        // No worker holds more than its capacity; every running request is on a registered worker that holds it.
+        for worker in workers.values where worker.jobs.count > worker.capacity {
+            problems.append("worker \(worker.name) holds \(worker.jobs.count) jobs, capacity \(worker.capacity)")
+        }
+        for request in requests.values {
+            if case .running(let worker, let job) = request.state, workers[worker]?.jobs[job] != request.id {
+                problems.append("request \(request.id) runs as job \(job) on worker \(worker), which does not hold it")
+            }
+            if requestIDs[request.key] != request.id { problems.append("request \(request.id) not found by its key") }
+        }
+        if requestIDs.count != requests.count { problems.append("\(requestIDs.count) keys for \(requests.count) requests") }
+        // Workers are indexed by routing id, and each serves the types that list it.
+        for worker in workers.values {
+            if workerIDs[worker.routingID] != worker.id { problems.append("worker \(worker.name) not indexed") }
+            for type in worker.intentTypes where !intentTypes[type].workers.contains(worker.id) {
+                problems.append("worker \(worker.name) missing from type \(intentTypes[type].displayName)")
+            }
+        }
+        for state in intentTypes {
+            for id in state.workers where workers[id] == nil {
+                problems.append("type \(state.displayName) lists worker \(id), which is gone")
+            }
+        }
+        // Every request has a timer that will end it or send its progress.
+        let timed = Set(timers.unordered.map(\.request))
+        for id in requests.keys where !timed.contains(id) { problems.append("request \(id) has no timer") }
+        return problems
+    }
+}

@@ -1,0 +1,114 @@
+import IntentWire
+
+/// Clients: acceptance and shedding (section 4.8, checks 11-15), STATUS (6.4) and PING.
+extension BrokerCore {
+    /// A message that failed checks 1-10 of section 4.8: answered with the check's error, nothing else changes.
+    mutating func clientMessageRejected(client: [UInt8], _ error: ClientMessageError) {
+        statistics.malformedClientMessages += 1
+        reject(
+            client: client, requestID: error.requestID, phase: error.phaseFrame, error.code, error.message,
+            command: error.answer == .status ? .status : .reply)
+    }
+
+    /// PING: answer PONG.
+    mutating func ping(client: [UInt8]) {
+        actions.append(.pong(client: client))
+    }
+
+    /// A REQUEST whose frames passed checks 1-10: checks 11-15, then acceptance (dispatch or queue).
+    mutating func request(_ decoded: ClientRequest, client: [UInt8], body: Body, now: UInt64) {
+        let requestID = decoded.requestID
+        let phase = decoded.phase.name
+        let deadline = decoded.deadlineMilliseconds.map { UInt64($0) * 1_000_000 } ?? defaultDeadlineNanos
+        guard !isShuttingDown else {
+            reject(client: client, requestID: requestID, phase: phase, .shuttingDown, "the broker is shutting down")
+            return
+        }
+        let key = RequestKey(client: client, id: requestID)
+        guard requestIDs[key] == nil else {
+            reject(
+                client: client, requestID: requestID, phase: phase, .duplicateRequest,
+                "request id is already in flight on this connection")
+            return
+        }
+        guard let type = intentTypeIndex[decoded.intentType], intentTypes[type].isServed(now: now, grace: graceNanos)
+        else {
+            let name = decoded.intentType.withUnsafeBytes { WireText.display($0) }
+            reject(
+                client: client, requestID: requestID, phase: phase, .unknownIntent,
+                "no worker serves intent type \"\(name)\"")
+            return
+        }
+        if !intentTypes[type].queue.isEmpty || !anyWorkerHasRoom(for: type) {
+            if let refusal = admissionRefusal(type: type, deadline: deadline) {
+                reject(client: client, requestID: requestID, phase: phase, .busy, refusal)
+                return
+            }
+        }
+        let id = nextRequestID
+        nextRequestID &+= 1
+        requests[id] = BrokerRequest(
+            id: id, key: key, intentType: type, requested: decoded.phase, phase: decoded.phase.firstJob, body: body,
+            arrival: now, deadline: now + deadline, state: .queued(ticket: 0))
+        requestIDs[key] = id
+        statistics.requestsAccepted += 1
+        // Act a little before the deadline so that the first reply arrives by it (section 6.3).
+        setTimer(.deadline, at: now + deadline - replyMargin(deadline), for: id)
+        dispatch(id, atFront: false)
+    }
+
+    /// Why a request that would have to wait is refused (checks 14 and 15), or nil when it may queue.
+    private mutating func admissionRefusal(type: Int, deadline: UInt64) -> String? {
+        let queued = intentTypes[type].queue.count
+        if queuedCount >= configuration.maxQueuedRequests {
+            return "the broker's queue is full"
+        }
+        if queued >= configuration.maxQueuedPerIntentType {
+            return "the queue of intent type \"\(intentTypes[type].displayName)\" is full"
+        }
+        let pace = intentTypes[type].pace
+        if pace.wouldMiss(ahead: queued + 1, deadline: deadline) {
+            statistics.shedRequests += 1
+            return "no worker could start the request before its deadline (\(queued + 1) queued, about "
+                + "\(Int(pace.jobsPerSecond)) jobs/s)"
+        }
+        return nil
+    }
+
+    /// STATUS: the request's progress, its kept result, or `unknown-request` (section 6.4).
+    mutating func status(client: [UInt8], requestID: [UInt8], now: UInt64) {
+        let key = RequestKey(client: client, id: requestID)
+        if let id = requestIDs[key], let request = requests[id] {
+            actions.append(
+                .reply(
+                    ClientReply(
+                        client: client, command: .status, requestID: requestID, status: .progress,
+                        phase: request.phase.name, payload: .bytes(progressBody(request, now: now)))))
+        } else if let result = results.result(for: key) {
+            actions.append(
+                .reply(
+                    ClientReply(
+                        client: client, command: .status, requestID: requestID,
+                        status: result.isError ? .error : .final, phase: result.phase, payload: result.payload)))
+        } else {
+            reject(
+                client: client, requestID: requestID, phase: "", .unknownRequest,
+                "no request with this id is in flight or kept on this connection", command: .status)
+        }
+    }
+
+    /// The progress body of section 11.9.
+    func progressBody(_ request: BrokerRequest<Body>, now: UInt64) -> [UInt8] {
+        WireBody.progress(
+            state: request.isQueued ? "queued" : "running",
+            phase: request.phase,
+            elapsedMilliseconds: Int((now &- request.arrival) / 1_000_000),
+            worker: request.worker.flatMap { workers[$0]?.name }
+        )
+    }
+
+    /// A reply the shell could not deliver (client gone or its queue full): counted; the result stays for STATUS.
+    mutating func replyNotDelivered() {
+        statistics.undeliveredReplies += 1
+    }
+}

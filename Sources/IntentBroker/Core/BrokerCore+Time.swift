@@ -1,0 +1,115 @@
+import IntentWire
+
+/// Time: deadlines and the hard limit (section 6.3), heartbeats and silent workers (7.1), unserved types (6.6),
+/// result expiry (6.4) and shutdown (8.2).
+extension BrokerCore {
+    mutating func setTimer(_ kind: BrokerTimer.Kind, at time: UInt64, for request: RequestID) {
+        timers.insert(BrokerTimer(time: time, sequence: nextTimerSequence, kind: kind, request: request))
+        nextTimerSequence &+= 1
+    }
+
+    /// Does whatever has fallen due by `now`: timers, the pace update, heartbeats (and expiry of silent workers,
+    /// results and unserved queues).
+    mutating func tick(now: UInt64) {
+        fireDueTimers(now: now)
+        if now >= nextPaceUpdate { updatePace(now: now) }
+        if now >= nextHeartbeat {
+            heartbeat(now: now)
+            nextHeartbeat = now + heartbeatNanos
+        }
+    }
+
+    /// Fires the timers due by `now`, in order (the shell also calls this between batches of a long drain, so a
+    /// flood of messages never delays a deadline reply).
+    mutating func fireDueTimers(now: UInt64) {
+        while let timer = timers.min, timer.time <= now {
+            _ = timers.popMin()
+            fire(timer, now: now)
+        }
+    }
+
+    private mutating func fire(_ timer: BrokerTimer, now: UInt64) {
+        guard var request = requests[timer.request] else { return }  // ended meanwhile
+        switch timer.kind {
+        case .deadline:
+            guard request.started else {
+                // Never started before its deadline: shed it now rather than keep the caller waiting in a queue
+                // that does not move fast enough (rule 2).
+                statistics.shedRequests += 1
+                fail(request.id, .busy, "no worker could start the request before its deadline", now: now)
+                return
+            }
+            if !request.firstReplySent {
+                request.firstReplySent = true
+                requests[request.id] = request
+                statistics.progressReplies += 1
+                actions.append(
+                    .reply(
+                        ClientReply(
+                            client: request.key.client, command: .reply, requestID: request.key.id,
+                            status: .progress, phase: request.phase.name,
+                            payload: .bytes(progressBody(request, now: now)))))
+            }
+            // The hard limit is acted on a margin early too, so that every request ends within it (rule 5).
+            setTimer(.hardLimit, at: request.arrival + hardLimitNanos - replyMargin(hardLimitNanos), for: request.id)
+        case .hardLimit:
+            fail(request.id, .timeout, "the request did not finish within the hard limit", now: now)
+        }
+    }
+
+    private mutating func updatePace(now: UInt64) {
+        let elapsed = Double(now &- lastPaceUpdate) / 1e9
+        for type in intentTypes.indices {
+            intentTypes[type].pace.update(elapsedSeconds: elapsed, hasQueue: !intentTypes[type].queue.isEmpty)
+        }
+        lastPaceUpdate = now
+        nextPaceUpdate = now + Self.paceWindow
+    }
+
+    /// Heartbeats every worker, removes the silent ones, drops expired results, and ends the queued requests of
+    /// types whose grace period ran out.
+    mutating func heartbeat(now: UInt64) {
+        for (id, worker) in workers.sorted(by: { $0.key < $1.key }) {
+            if worker.expiry < now {
+                logger.warning("worker expired (silent)", metadata: ["worker": "\(worker.name)"])
+                removeWorker(id, reason: "expired", now: now)
+            } else {
+                actions.append(.control(routingID: worker.routingID, .heartbeat))
+            }
+        }
+        results.expire(now: now)
+        for type in intentTypes.indices
+        where !intentTypes[type].queue.isEmpty && !intentTypes[type].isServed(now: now, grace: graceNanos) {
+            let name = intentTypes[type].displayName
+            while let id = dequeue(type) {
+                fail(id, .unknownIntent, "no worker serves intent type \"\(name)\" any more", now: now)
+            }
+        }
+    }
+
+    // MARK: Shutdown
+
+    /// Graceful shutdown begins: new requests are refused; accepted ones get the grace period (section 8.2).
+    mutating func beginShutdown(now: UInt64) {
+        guard shutdownDeadline == nil else { return }
+        shutdownDeadline = now + configuration.shutdownGracePeriod.nanoseconds
+        logger.info("broker shutting down", metadata: ["in-flight": "\(requests.count)"])
+    }
+
+    /// Whether the loop may stop: shutting down, and nothing in flight or the grace period over.
+    func isDone(now: UInt64) -> Bool {
+        guard let shutdownDeadline else { return false }
+        return requests.isEmpty || now >= shutdownDeadline
+    }
+
+    /// Ends every request still in flight with `shutting-down` (oldest first) and tells every worker to go.
+    mutating func finishShutdown(now: UInt64) {
+        if shutdownDeadline == nil { shutdownDeadline = now }
+        for request in requests.values.sorted(by: { $0.id < $1.id }) {
+            fail(request.id, .shuttingDown, "the broker is shutting down", now: now)
+        }
+        for worker in workers.values.sorted(by: { $0.id < $1.id }) {
+            actions.append(.control(routingID: worker.routingID, .disconnect))
+        }
+    }
+}

@@ -1,0 +1,152 @@
+import IntentWire
+
+/// Workers: registration, results, drain, departure and lost jobs (sections 5, 6.6, 6.7, 7.1, 8.1).
+extension BrokerCore {
+    /// Whether `routingID` is a registered worker (the frame checks of section 5.12 depend on it).
+    func isRegistered(_ routingID: [UInt8]) -> Bool { workerIDs[routingID] != nil }
+
+    /// A message that failed the checks of section 5.12: answered with ERROR; a registered sender is still alive.
+    mutating func workerMessageRejected(routingID: [UInt8], _ error: WorkerMessageError, now: UInt64) {
+        statistics.malformedWorkerMessages += 1
+        if error.isFromRegisteredWorker, let id = workerIDs[routingID] { heard(from: id, now: now) }
+        actions.append(.control(routingID: routingID, .error(error.code, error.message)))
+    }
+
+    /// A message from a worker that passed the checks. `resultBody` is the body frame of a RESULT.
+    mutating func workerMessage(_ command: WorkerCommand, from routingID: [UInt8], resultBody: Body?, now: UInt64) {
+        switch command {
+        case .ready(let ready):
+            register(ready, routingID: routingID, now: now)
+            return
+        case .unregistered(let name):
+            // Not registered (e.g. the broker restarted, or it was declared dead): tell it to register again.
+            if name != .disconnect { actions.append(.control(routingID: routingID, .disconnect)) }
+            if name == .result { statistics.strayResults += 1 }
+            return
+        default:
+            break
+        }
+        guard let id = workerIDs[routingID] else { return }  // the decoder answers .unregistered for these
+        heard(from: id, now: now)
+        switch command {
+        case .result(let result):
+            if let resultBody { self.result(result, body: resultBody, from: id, now: now) }
+        case .drain:
+            workers[id]?.draining = true
+            // The acknowledgement follows every JOB booked before it on the same connection: once the worker has
+            // it, no job is still on its way, and it may leave when the ones it has are answered.
+            actions.append(.control(routingID: routingID, .drainAcknowledged))
+            logger.info("worker draining", metadata: ["worker": "\(workers[id]?.name ?? "")"])
+        case .disconnect:
+            logger.info("worker left", metadata: ["worker": "\(workers[id]?.name ?? "")"])
+            removeWorker(id, reason: "disconnected", now: now)
+        case .heartbeat, .ready, .unregistered:
+            return
+        }
+    }
+
+    /// Any message from a registered worker proves it alive, and unblocks it (section 7.1).
+    private mutating func heard(from id: WorkerID, now: UInt64) {
+        guard var worker = workers[id] else { return }
+        worker.expiry = now + workerExpiryNanos
+        let unblocked = worker.blocked
+        worker.blocked = false
+        workers[id] = worker
+        if unblocked { fill(id) }
+    }
+
+    private mutating func register(_ ready: WorkerReady, routingID: [UInt8], now: UInt64) {
+        var types: [Int] = []
+        for name in ready.intentTypes {
+            let type = intern(name)
+            if !types.contains(type) { types.append(type) }
+        }
+        if let previous = workerIDs[routingID] {
+            // The same routing id registering again is a new incarnation (a restarted process taking over the id):
+            // whatever the old one was running is lost (section 5.10).
+            logger.warning(
+                "worker re-registered; its previous jobs are lost", metadata: ["worker": "\(ready.nameString)"])
+            removeWorker(previous, reason: "re-registered", now: now)
+        }
+        let id = nextWorkerID
+        nextWorkerID &+= 1
+        workers[id] = WorkerRecord(
+            id: id, routingID: routingID, name: ready.nameString, capacity: ready.capacity, intentTypes: types,
+            expiry: now + workerExpiryNanos)
+        workerIDs[routingID] = id
+        for type in types {
+            intentTypes[type].workers.append(id)
+            intentTypes[type].orphanedAt = nil
+        }
+        statistics.workersRegistered += 1
+        logger.info(
+            "worker registered",
+            metadata: [
+                "worker": "\(ready.nameString)", "capacity": "\(ready.capacity)",
+                "intents": "\(types.map { intentTypes[$0].displayName })",
+            ])
+        fill(id)
+    }
+
+    /// The index of an intent type, created on first sight.
+    private mutating func intern(_ name: [UInt8]) -> Int {
+        if let index = intentTypeIndex[name] { return index }
+        let index = intentTypes.count
+        intentTypeIndex[name] = index
+        intentTypes.append(IntentTypeState(name: name))
+        return index
+    }
+
+    /// A RESULT: the request goes on to its next phase (a lifecycle whose job says `continue`) or ends with it.
+    private mutating func result(_ result: WorkerResult, body: Body, from workerID: WorkerID, now: UInt64) {
+        guard let id = workers[workerID]?.jobs.removeValue(forKey: result.jobID) else {
+            statistics.strayResults += 1
+            logger.warning(
+                "dropped a result for a job this worker was not given",
+                metadata: ["worker": "\(workers[workerID]?.name ?? "")"])
+            return
+        }
+        defer { fill(workerID) }
+        guard var request = requests[id], request.state == .running(worker: workerID, job: result.jobID) else {
+            return  // already ended (timeout); the slot is free again
+        }
+        intentTypes[request.intentType].pace.answered += 1
+        if result.outcome == .continue, request.requested == .lifecycle, let next = request.phase.next {
+            request.phase = next
+            request.body = body
+            requests[id] = request
+            dispatch(id, atFront: false)
+        } else {
+            end(id, status: result.outcome == .error ? .error : .final, payload: .body(body), now: now)
+        }
+    }
+
+    /// Removes a worker; its unanswered jobs are dispatched again (resolve, confirm) or end with `worker-lost`
+    /// (handle), section 6.7.
+    mutating func removeWorker(_ id: WorkerID, reason: String, now: UInt64) {
+        guard let worker = workers.removeValue(forKey: id) else { return }
+        if workerIDs[worker.routingID] == id { workerIDs.removeValue(forKey: worker.routingID) }
+        for type in worker.intentTypes {
+            intentTypes[type].workers.removeAll { $0 == id }
+            if intentTypes[type].workers.isEmpty { intentTypes[type].orphanedAt = now }
+        }
+        if reason != "disconnected" || !worker.jobs.isEmpty { statistics.workersLost += 1 }
+        let lost = worker.jobs.compactMap { job, request -> BrokerRequest<Body>? in
+            guard let pending = requests[request], pending.state == .running(worker: id, job: job) else { return nil }
+            return pending
+        }.sorted { $0.arrival < $1.arrival }
+        if !lost.isEmpty {
+            logger.warning(
+                "worker lost with jobs",
+                metadata: ["worker": "\(worker.name)", "reason": "\(reason)", "jobs": "\(lost.count)"])
+        }
+        // Oldest last to the front, so the oldest ends up first in its queue.
+        for request in lost.reversed() where request.phase.isRetriable {
+            statistics.jobsRedispatched += 1
+            dispatch(request.id, atFront: true)
+        }
+        for request in lost where !request.phase.isRetriable {
+            fail(request.id, .workerLost, "the worker running this handle job was lost; it is not run again", now: now)
+        }
+    }
+}

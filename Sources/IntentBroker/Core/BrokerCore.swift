@@ -1,0 +1,159 @@
+import HeapModule
+import IntentWire
+import Logging
+
+/// The broker's rules, without sockets: a state machine that turns events (a request, a STATUS, a worker's READY,
+/// RESULT, DRAIN or DISCONNECT, a worker gone silent, a timer, shutdown) into ``BrokerAction``s (send a job, send a
+/// reply, a control message to a worker).
+///
+/// Every routing rule of `Schemas/PROTOCOL.md` section 6 lives here, in this file and its extensions:
+/// acceptance and shedding (`+Requests`), workers and lost jobs (`+Workers`), dispatching and queueing
+/// (`+Dispatch`), deadlines, the hard limit, heartbeats and shutdown (`+Time`). The I/O shell (``BrokerLoop``)
+/// decodes frames, calls one method per event, and performs the actions the core queued, in order, in batches.
+///
+/// Time is passed in (`now`, monotonic nanoseconds) and never read here, so tests drive the core step by step.
+/// Generic over the body type: the shell uses libzmq messages (bodies are moved, never copied), tests use bytes.
+struct BrokerCore<Body> {
+    let configuration: BrokerConfiguration
+    let logger: Logger
+
+    // MARK: Settings in nanoseconds
+    let heartbeatNanos: UInt64
+    let workerExpiryNanos: UInt64
+    let defaultDeadlineNanos: UInt64
+    let hardLimitNanos: UInt64
+    let maxReplyMarginNanos: UInt64
+    let graceNanos: UInt64
+
+    // MARK: State
+    /// Accepted requests not yet ended, by the broker's id.
+    var requests: [RequestID: BrokerRequest<Body>] = [:]
+    /// The same requests by (client, request id): duplicates and STATUS.
+    var requestIDs: [RequestKey: RequestID] = [:]
+    /// Registered workers.
+    var workers: [WorkerID: WorkerRecord] = [:]
+    var workerIDs: [[UInt8]: WorkerID] = [:]
+    /// One state per intent type ever announced, and the index of each name.
+    var intentTypes: [IntentTypeState] = []
+    var intentTypeIndex: [[UInt8]: Int] = [:]
+    /// Requests waiting in all intent types' queues together (always the sum of the queues' counts).
+    private(set) var queuedCount = 0
+    var timers = Heap<BrokerTimer>()
+    var results: ResultStore<Body>
+    var statistics = BrokerStatistics()
+    var nextRequestID: RequestID = 1
+    var nextWorkerID: WorkerID = 1
+    var nextJobID: UInt64 = 1
+    var nextTicket: UInt64 = 1
+    var nextTimerSequence: UInt64 = 0
+    var nextHeartbeat: UInt64
+    var nextPaceUpdate: UInt64
+    var lastPaceUpdate: UInt64
+    /// Set once shutdown begins: when in-flight requests must have ended.
+    var shutdownDeadline: UInt64?
+
+    /// What the shell must do, in order.
+    var actions: [BrokerAction<Body>] = []
+
+    init(configuration: BrokerConfiguration, logger: Logger, now: UInt64) throws(BrokerError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.logger = logger
+        heartbeatNanos = configuration.heartbeatInterval.nanoseconds
+        workerExpiryNanos = heartbeatNanos * UInt64(max(1, configuration.heartbeatLiveness))
+        defaultDeadlineNanos = configuration.defaultDeadline.nanoseconds
+        hardLimitNanos = configuration.hardLimit.nanoseconds
+        maxReplyMarginNanos = configuration.maxReplyMargin.nanoseconds
+        graceNanos = configuration.workerGracePeriod.nanoseconds
+        results = ResultStore(ttl: configuration.resultTTL.nanoseconds, capacity: configuration.maxStoredResults)
+        nextHeartbeat = now + heartbeatNanos
+        nextPaceUpdate = now + Self.paceWindow
+        lastPaceUpdate = now
+    }
+
+    /// How often each type's pace is updated.
+    static var paceWindow: UInt64 { 100_000_000 }
+
+    var isShuttingDown: Bool { shutdownDeadline != nil }
+
+    /// Takes the actions queued so far (the shell performs them in order; performing one may queue more).
+    mutating func takeActions(into buffer: inout [BrokerAction<Body>]) {
+        buffer.removeAll(keepingCapacity: true)
+        swap(&buffer, &actions)
+    }
+
+    /// When the core next needs ``tick(now:)``: the earliest timer, heartbeat, pace update or shutdown deadline.
+    var nextWakeTime: UInt64 {
+        var time = min(nextHeartbeat, nextPaceUpdate)
+        if let timer = timers.min, timer.time < time { time = timer.time }
+        if let shutdownDeadline, shutdownDeadline < time { time = shutdownDeadline }
+        return time
+    }
+
+    /// A tenth of `duration`, at most the configured margin: the broker acts that much early so that its answer
+    /// arrives in time (section 6.3).
+    func replyMargin(_ duration: UInt64) -> UInt64 { min(duration / 10, maxReplyMarginNanos) }
+
+    // MARK: Queue bookkeeping (the only places that change queue membership and queuedCount)
+
+    /// Puts a request in its type's queue.
+    mutating func enqueue(_ id: RequestID, atFront: Bool) {
+        guard var request = requests[id] else { return }
+        let ticket = nextTicket
+        nextTicket &+= 1
+        request.state = .queued(ticket: ticket)
+        requests[id] = request
+        intentTypes[request.intentType].queue.enqueue(id, ticket: ticket, arrival: request.arrival, atFront: atFront)
+        intentTypes[request.intentType].pace.saturated = true
+        queuedCount += 1
+    }
+
+    /// Takes the request at the head of `type`'s queue (its state is still `.queued`: the caller gives it one).
+    mutating func dequeue(_ type: Int) -> RequestID? {
+        guard let head = intentTypes[type].queue.popFirst() else { return nil }
+        queuedCount -= 1
+        return head.request
+    }
+
+    /// Removes a queued request from its queue wherever it is (no-op for a running one).
+    mutating func leaveQueue(_ request: BrokerRequest<Body>) {
+        guard case .queued(let ticket) = request.state else { return }
+        if intentTypes[request.intentType].queue.remove(ticket: ticket) { queuedCount -= 1 }
+    }
+
+    // MARK: Ending requests
+
+    /// Ends a request with its final or error reply: the one place a request leaves the table.
+    mutating func end(_ id: RequestID, status: ClientReply<Body>.Status, payload: ReplyPayload<Body>, now: UInt64)
+    {
+        guard let request = requests.removeValue(forKey: id) else { return }
+        leaveQueue(request)
+        requestIDs.removeValue(forKey: request.key)
+        if status == .error { statistics.errorReplies += 1 } else { statistics.finalReplies += 1 }
+        actions.append(
+            .reply(
+                ClientReply(
+                    client: request.key.client, command: .reply, requestID: request.key.id, status: status,
+                    phase: request.phase.name, payload: payload)))
+        results.store(
+            .init(isError: status == .error, phase: request.phase.name, payload: payload), for: request.key, now: now)
+    }
+
+    /// Ends a request with an error the broker writes.
+    mutating func fail(_ id: RequestID, _ code: WireErrorCode, _ message: String, now: UInt64) {
+        end(id, status: .error, payload: .bytes(WireBody.error(code, message)), now: now)
+    }
+
+    /// Answers a message or request that was not accepted (nothing is stored).
+    mutating func reject(
+        client: [UInt8], requestID: [UInt8], phase: StaticString, _ code: WireErrorCode, _ message: String,
+        command: ClientReply<Body>.Command = .reply
+    ) {
+        statistics.errorReplies += 1
+        actions.append(
+            .reply(
+                ClientReply(
+                    client: client, command: command, requestID: requestID, status: .error, phase: phase,
+                    payload: .bytes(WireBody.error(code, message)))))
+    }
+}

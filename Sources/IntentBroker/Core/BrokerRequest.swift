@@ -1,0 +1,48 @@
+import IntentWire
+
+/// The broker's own number for an accepted request: never reused, so a queue entry, a timer or a worker's job that
+/// outlives its request can never be mistaken for a later request with the same caller-chosen id.
+typealias RequestID = UInt64
+
+/// The broker's own number for a worker registration: a worker that registers again gets a new one.
+typealias WorkerID = UInt64
+
+/// A request the broker has accepted and not yet ended (section 6 of the protocol).
+struct BrokerRequest<Body> {
+    /// Where the request is: waiting in its intent type's queue, or running as a job on a worker. A request that
+    /// ended is not in the request table at all.
+    enum State: Equatable {
+        /// In its intent type's queue; `ticket` identifies this stay in the queue (see ``RequestQueue``).
+        case queued(ticket: UInt64)
+        /// Running as job `job` on worker `worker` (or booked for it and about to be sent).
+        case running(worker: WorkerID, job: UInt64)
+    }
+
+    let id: RequestID
+    let key: RequestKey
+    let intentType: Int
+    /// The phase the client asked for (a lifecycle runs several job phases).
+    let requested: RequestPhase
+    /// The job phase now queued or running.
+    var phase: RequestPhase
+    /// Input of the current job: the request's body, then in a lifecycle each phase's output.
+    var body: Body
+    let arrival: UInt64
+    let deadline: UInt64
+    var state: State
+    /// Whether the client has had a reply (progress) already.
+    var firstReplySent = false
+    /// Whether any job of this request was ever given to a worker.
+    var started = false
+
+    var isQueued: Bool {
+        if case .queued = state { return true }
+        return false
+    }
+
+    /// The worker running the request's job, if any.
+    var worker: WorkerID? {
+        if case .running(let worker, _) = state { return worker }
+        return nil
+    }
+}

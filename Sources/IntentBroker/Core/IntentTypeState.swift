@@ -1,0 +1,29 @@
+import IntentWire
+
+/// Everything the broker keeps for one intent type (compare `service_t` in the ZeroMQ guide's `mdbroker.c`).
+struct IntentTypeState {
+    /// The type's name as it appears in frames.
+    let name: [UInt8]
+    /// Registered workers that serve the type (draining ones included: they still serve it, section 8.1).
+    var workers: [WorkerID] = []
+    /// Requests waiting for a worker of this type.
+    var queue = RequestQueue()
+    /// When the last worker of the type went away; nil while one serves it (and before any did).
+    var orphanedAt: UInt64?
+    /// Where the next round-robin search for a worker starts.
+    var cursor = 0
+    var pace = ServicePace()
+
+    init(name: [UInt8]) { self.name = name }
+
+    /// The name for people (error messages, logs): at most 64 bytes of it (section 4.8).
+    var displayName: String { name.withUnsafeBytes { WireText.display($0) } }
+
+    /// Served: a worker announced it, or the last one left less than `grace` ago (section 6.6).
+    func isServed(now: UInt64, grace: UInt64) -> Bool {
+        guard workers.isEmpty else { return true }
+        // `now` may be older than orphanedAt (read before it was set): compare without subtracting.
+        guard let orphanedAt else { return false }
+        return now < orphanedAt &+ grace
+    }
+}

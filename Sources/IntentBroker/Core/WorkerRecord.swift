@@ -1,0 +1,30 @@
+/// A registered worker as the broker sees it (section 6.5 of the protocol).
+struct WorkerRecord {
+    let id: WorkerID
+    let routingID: [UInt8]
+    let name: String
+    let capacity: Int
+    /// The intent types it announced (indices into the broker's type table), in order, no repeats.
+    let intentTypes: [Int]
+    /// Jobs sent (or booked to be sent) and not yet answered: job id -> request. A request may have ended meanwhile
+    /// (hard limit): the slot stays taken until the worker answers, as section 6.3 says.
+    var jobs: [UInt64: RequestID] = [:]
+    /// It sent DRAIN: no more jobs.
+    var draining = false
+    /// Its send queue was full at the last dispatch; cleared when it is heard from.
+    var blocked = false
+    /// When it is declared dead unless heard from.
+    var expiry: UInt64
+
+    init(id: WorkerID, routingID: [UInt8], name: String, capacity: Int, intentTypes: [Int], expiry: UInt64) {
+        self.id = id
+        self.routingID = routingID
+        self.name = name
+        self.capacity = capacity
+        self.intentTypes = intentTypes
+        self.expiry = expiry
+    }
+
+    var load: Int { jobs.count }
+    var hasRoom: Bool { !draining && !blocked && jobs.count < capacity }
+}

@@ -1,0 +1,133 @@
+import IntentWire
+import Testing
+
+@testable import IntentBroker
+
+/// Section 6.5: load balancing, queueing and the queue bounds.
+@Suite struct DispatchRuleTests {
+    @Test func jobsGoToTheLeastLoadedWorkerAndIdleWorkersShareTheWork() throws {
+        var broker = try CoreHarness()
+        broker.register("w1", capacity: 4)
+        broker.register("w2", capacity: 4)
+        for index in 1...4 { broker.send("r\(index)") }
+        #expect(broker.jobIDs("w1").count == 2)
+        #expect(broker.jobIDs("w2").count == 2)
+        // Ties break round-robin: consecutive requests alternate.
+        #expect(broker.delivered.map(\.worker) == ["w1", "w2", "w1", "w2"])
+    }
+
+    @Test func requestsWaitInArrivalOrderAndAWorkerWithRoomTakesTheOldest() throws {
+        var broker = try CoreHarness()
+        broker.register("w1", capacity: 1)
+        broker.send("a")
+        broker.send("b")
+        broker.send("c")
+        #expect(broker.jobIDs("w1") == ["a"])
+        #expect(broker.queued == 2)
+        broker.answer("w1")
+        #expect(broker.jobIDs("w1") == ["b"])
+        broker.answer("w1")
+        #expect(broker.jobIDs("w1") == ["c"])
+        #expect(broker.queued == 0)
+        #expect(broker.endings(of: "a").map(\.status) == [.final])
+    }
+
+    @Test func aWorkerServingSeveralTypesTakesTheOldestHeadAcrossItsQueues() throws {
+        var broker = try CoreHarness()
+        broker.register("w1", capacity: 1, types: ["A", "B"])
+        broker.send("first", type: "A")
+        broker.send("b1", type: "B")
+        broker.advance(ms: 1)
+        broker.send("a2", type: "A")
+        broker.answer("w1")
+        #expect(broker.jobIDs("w1") == ["b1"])
+        broker.answer("w1")
+        #expect(broker.jobIDs("w1") == ["a2"])
+    }
+
+    @Test func theQueueBoundCountsOnlyRequestsReallyWaiting() throws {
+        // The drift reported in issue 9: a handle job lost with its worker raised the effective --max-queued by one.
+        var broker = try CoreHarness(.init(maxQueuedRequests: 1))
+        broker.register("A", capacity: 1)
+        broker.send("r1")  // runs on A
+        broker.send("r2")  // queues
+        broker.send("r3")  // busy: the queue is full
+        #expect(broker.endings(of: "r3").first?.code == "busy")
+        broker.worker("A", sends: .disconnect)  // r1 -> worker-lost
+        #expect(broker.endings(of: "r1").first?.code == "worker-lost")
+        broker.register("B", capacity: 1)  // takes r2
+        #expect(broker.jobIDs("B") == ["r2"])
+        broker.send("r4")  // queues
+        broker.send("r5")  // busy again
+        #expect(broker.queued == 1)
+        #expect(broker.endings(of: "r4").isEmpty)
+        #expect(broker.endings(of: "r5").first?.code == "busy")
+    }
+
+    @Test func requestsShedFromTheQueueNoLongerCountAgainstTheTypeBound() throws {
+        var broker = try CoreHarness(.init(maxQueuedPerIntentType: 2))
+        broker.register("w1", capacity: 1)
+        broker.send("run", deadlineMs: 60_000)
+        broker.send("q1", deadlineMs: 100)
+        broker.send("q2", deadlineMs: 100)
+        broker.send("full", deadlineMs: 100)
+        #expect(broker.endings(of: "full").first?.code == "busy")
+        broker.advance(ms: 100)  // q1 and q2 never started: shed at their deadline
+        #expect(broker.endings(of: "q1").first?.code == "busy")
+        #expect(broker.endings(of: "q2").first?.code == "busy")
+        #expect(broker.queued == 0)
+        broker.send("q3", deadlineMs: 1000)
+        broker.send("q4", deadlineMs: 1000)
+        #expect(broker.endings(of: "q3").isEmpty && broker.endings(of: "q4").isEmpty)
+        #expect(broker.queued == 2)
+    }
+
+    @Test func aTypeThatAnswersSlowlyWhileSaturatedShedsAtArrival() throws {
+        var broker = try CoreHarness()
+        broker.register("w1", capacity: 1)
+        // Saturated, and 10 jobs answered over 1 s: about 10 jobs/s.
+        broker.send("s0", deadlineMs: 60_000)
+        for index in 1...10 {
+            broker.send("s\(index)", deadlineMs: 60_000)
+            broker.advance(ms: 100)
+            broker.answer("w1")
+        }
+        // Queue now empty but the worker busy. 10 more queued, then one with a 500 ms deadline: 11 ahead at 10/s.
+        for index in 11...20 { broker.send("s\(index)", deadlineMs: 60_000) }
+        broker.send("late", deadlineMs: 500)
+        let ending = try #require(broker.endings(of: "late").first)
+        #expect(ending.code == "busy")
+        #expect(ending.body.contains("before its deadline"))
+        #expect(broker.core.statistics.shedRequests == 1)
+    }
+
+    @Test func aBlockedWorkerGetsNoJobsUntilHeardFromAndItsJobGoesElsewhere() throws {
+        var broker = try CoreHarness()
+        broker.register("w1", capacity: 2)
+        broker.register("w2", capacity: 2)
+        broker.blocked = ["w1"]
+        broker.send("r1")  // tried on w1 (EAGAIN), then w2
+        #expect(broker.jobIDs("w1").isEmpty)
+        #expect(broker.jobIDs("w2") == ["r1"])
+        broker.send("r2")
+        #expect(broker.jobIDs("w2") == ["r1", "r2"])
+        broker.send("r3")  // w2 full, w1 blocked: queued
+        #expect(broker.queued == 1)
+        broker.blocked = []
+        broker.worker("w1", sends: .heartbeat)  // heard from: unblocked, takes the queued job
+        #expect(broker.jobIDs("w1") == ["r3"])
+        #expect(broker.core.statistics.jobsDispatched == 3)
+    }
+
+    @Test func aDuplicateRequestIDIsRefusedAndTheFirstGoesOn() throws {
+        var broker = try CoreHarness()
+        broker.register("w1")
+        broker.send("same")
+        broker.send("same")
+        #expect(broker.endings(of: "same").map(\.code) == ["duplicate-request"])
+        broker.answer("w1")
+        #expect(broker.endings(of: "same").map(\.status) == [.error, .final])
+        broker.send("same", client: "c2")  // another connection may use the same id
+        #expect(broker.endings(of: "same", client: "c2").isEmpty)
+    }
+}
