@@ -19,8 +19,9 @@ struct CoreHarness {
         var isEnding: Bool { command == .reply && status != .progress }
         /// The error code of an error body.
         var code: String? {
-            guard status == .error, let range = body.range(of: #""code":""#) else { return nil }
-            return String(body[range.upperBound...].prefix { $0 != "\"" })
+            let marker = #"{"code":""#
+            guard status == .error, body.hasPrefix(marker) else { return nil }
+            return String(body.dropFirst(marker.count).prefix { $0 != "\"" })
         }
         var description: String { "\(command) \(id) \(status) \(phase) \(body)" }
     }
@@ -84,7 +85,9 @@ struct CoreHarness {
         let job = queue.remove(at: index)
         jobs[worker] = queue
         let result = WorkerResult(jobID: job.jobID, outcome: outcome, bodySize: body.utf8.count)
-        core.workerMessage(.result(result), from: Array(worker.utf8), resultBody: Array(body.utf8), now: now)
+        // The frame checks answer `.unregistered` for a worker the broker does not know (any more).
+        let command: WorkerCommand = core.isRegistered(Array(worker.utf8)) ? .result(result) : .unregistered(.result)
+        core.workerMessage(command, from: Array(worker.utf8), resultBody: Array(body.utf8), now: now)
         settle()
     }
 

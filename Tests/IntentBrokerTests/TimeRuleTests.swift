@@ -25,7 +25,7 @@ import Testing
         #expect(broker.replies(to: "r").map(\.status) == [.progress])
         let progress = try #require(broker.replies(to: "r").first)
         #expect(progress.body.contains(#""state":"running""#) && progress.body.contains(#""worker":"w1""#))
-        broker.advance(ms: 5000)
+        broker.advance(ms: 500)
         broker.answer("w1")
         #expect(broker.replies(to: "r").map(\.status) == [.progress, .final])
     }

@@ -134,7 +134,7 @@ extension BrokerCore {
         let lost = worker.jobs.compactMap { job, request -> BrokerRequest<Body>? in
             guard let pending = requests[request], pending.state == .running(worker: id, job: job) else { return nil }
             return pending
-        }.sorted { $0.arrival < $1.arrival }
+        }.sorted { $0.id < $1.id }
         if !lost.isEmpty {
             logger.warning(
                 "worker lost with jobs",

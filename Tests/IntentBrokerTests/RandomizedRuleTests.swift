@@ -1,0 +1,127 @@
+import IntentWire
+import PropertyBased
+import Testing
+
+@testable import IntentBroker
+
+/// Randomized event sequences: after every step the core's invariants hold (the harness checks them: queue counts,
+/// capacities, the request and worker tables, timers), and in the end every request got exactly one ending, at most
+/// one progress before it, and no handle job ran twice.
+@Suite struct RandomizedRuleTests {
+    static let configuration = BrokerConfiguration(
+        defaultDeadline: .milliseconds(1000), hardLimit: .milliseconds(3000), heartbeatInterval: .milliseconds(100),
+        resultTTL: .seconds(2), maxQueuedRequests: 6, maxQueuedPerIntentType: 4,
+        workerGracePeriod: .milliseconds(300), shutdownGracePeriod: .milliseconds(500))
+    static let workerTypes = [["A"], ["A", "B"], ["B"]]
+
+    @Test func everyRequestEndsExactlyOnceWhateverHappens() async throws {
+        await propertyCheck(count: 300, input: Gen.int(in: 0...9_999).array(of: 1...150)) { steps in
+            do {
+                try Self.run(steps)
+            } catch {
+                Issue.record(error)
+            }
+        }
+    }
+
+    static func run(_ steps: [Int]) throws {
+        var broker = try CoreHarness(configuration)
+        var sent: [(client: String, id: String)] = []
+        for (index, step) in steps.enumerated() {
+            let kind = step % 12
+            let choice = step / 12
+            let worker = "w\(choice % 3)"
+            switch kind {
+            case 0, 1, 2:
+                let id = "r\(index)"
+                let client = "c\(choice % 2)"
+                let phase = [RequestPhase.resolve, .confirm, .handle, .lifecycle][choice / 2 % 4]
+                let deadline = [nil, 100, 500, 2000][choice / 8 % 4]
+                broker.send(id, type: choice / 32 % 2 == 0 ? "A" : "B", phase: phase, deadlineMs: deadline, client: client)
+                sent.append((client, id))
+            case 3, 4:
+                guard broker.jobs[worker]?.isEmpty == false else { continue }
+                let outcome = [WorkerResult.Outcome.continue, .stop, .error][choice / 3 % 3]
+                broker.answer(worker, outcome: outcome)
+            case 5:
+                broker.jobs[worker] = nil  // a new incarnation: the old one's jobs are gone with it
+                broker.register(worker, capacity: choice % 3 + 1, types: workerTypes[choice % 3])
+            case 6:
+                if broker.core.isRegistered(Array(worker.utf8)) { broker.worker(worker, sends: .disconnect) }
+            case 7:
+                if broker.core.isRegistered(Array(worker.utf8)) { broker.worker(worker, sends: .drain) }
+            case 8:
+                for name in ["w0", "w1", "w2"] where broker.core.isRegistered(Array(name.utf8)) {
+                    broker.worker(name, sends: .heartbeat)
+                }
+            case 9:
+                broker.advance(ms: [10, 60, 200, 400][choice % 4])
+            case 10:
+                broker.blocked.remove(worker)
+                broker.unreachable.remove(worker)
+                if choice / 3 % 3 == 1 { broker.blocked.insert(worker) }
+                if choice / 3 % 3 == 2 { broker.unreachable.insert(worker) }
+            default:
+                if choice % 9 == 0 {
+                    broker.shutdown(finish: false)
+                } else if let request = sent.last {
+                    broker.status(request.id, client: request.client)
+                }
+            }
+        }
+        // Let everything finish: workers answer what they hold and stay alive until nothing is in flight.
+        broker.blocked = []
+        broker.unreachable = []
+        var rounds = 0
+        while !broker.core.requests.isEmpty && rounds < 100 {
+            rounds += 1
+            for name in ["w0", "w1", "w2"] {
+                while broker.jobs[name]?.isEmpty == false { broker.answer(name) }
+                if broker.core.isRegistered(Array(name.utf8)) { broker.worker(name, sends: .heartbeat) }
+            }
+            if rounds == 50 { broker.shutdown(finish: true) }
+            broker.advance(ms: 100)
+        }
+        #expect(broker.core.requests.isEmpty)
+        #expect(broker.queued == 0)
+        for request in sent {
+            let replies = broker.replies(to: request.id, client: request.client)
+            #expect(replies.filter(\.isEnding).count == 1, "\(request.id): \(replies)")
+            #expect(replies.last?.isEnding == true, "\(request.id): \(replies)")
+            #expect(replies.filter { $0.status == .progress }.count <= 1, "\(request.id): \(replies)")
+        }
+        let handleJobs = broker.delivered.filter { $0.phase == .handle }.map(\.request)
+        #expect(Set(handleJobs).count == handleJobs.count, "a handle job was sent twice")
+    }
+
+    @Test func timersFireInDeadlineOrder() async throws {
+        await propertyCheck(count: 200, input: Gen.int(in: 10...3000).array(of: 1...40)) { deadlines in
+            do {
+                var broker = try CoreHarness(.init(hardLimit: .seconds(10)))
+                broker.register("w", capacity: 1)
+                broker.send("holder", deadlineMs: 10_000)  // keeps the only worker busy: nothing else starts
+                for (index, deadline) in deadlines.enumerated() { broker.send("q\(index)", deadlineMs: deadline) }
+                broker.checkInvariants = false
+                for _ in 0..<320 {
+                    broker.advance(ms: 10)
+                    broker.worker("w", sends: .heartbeat)
+                }
+                let shed = broker.replies.filter { $0.id.hasPrefix("q") }.map(\.id)
+                let expected = deadlines.enumerated().sorted { lhs, rhs in
+                    let left = Self.actAt(lhs.element)
+                    let right = Self.actAt(rhs.element)
+                    return left == right ? lhs.offset < rhs.offset : left < right
+                }.map { "q\($0.offset)" }
+                #expect(shed == expected)
+            } catch {
+                Issue.record(error)
+            }
+        }
+    }
+
+    /// When a deadline of `ms` is acted on (nanoseconds after arrival): less a tenth of it, at most 50 ms.
+    static func actAt(_ ms: Int) -> UInt64 {
+        let nanos = UInt64(ms) * 1_000_000
+        return nanos - min(nanos / 10, 50_000_000)
+    }
+}
