@@ -41,23 +41,23 @@ extension BrokerCore {
     /// Books the request's current job on `worker` and queues its JOB; the shell sends the batch's JOBs in one burst
     /// (a wake-up of libzmq's I/O thread and a TCP write for many jobs, not for each).
     private mutating func book(_ id: RequestID, on workerID: WorkerID) {
-        guard var request = requests[id], var worker = workers[workerID] else { return }
+        guard requests[id] != nil, let routingID = workers[workerID]?.routingID else { return }
         let jobID = nextJobID
         nextJobID &+= 1
-        request.state = .running(worker: workerID, job: jobID)
-        request.started = true
-        requests[id] = request
-        worker.jobs[jobID] = id
-        workers[workerID] = worker
+        // In place (no copy of the request or of the worker's job table).
+        requests[id]!.state = .running(worker: workerID, job: jobID)
+        requests[id]!.started = true
+        workers[workerID]!.jobs[jobID] = id
         statistics.jobsDispatched += 1
+        let request = requests[id]!
         let type = request.intentType
         actions.append(
             .sendJob(
                 JobDispatch(
-                    worker: workerID, routingID: worker.routingID, jobID: jobID, request: id,
+                    worker: workerID, routingID: routingID, jobID: jobID, request: id,
                     intentType: intentTypes[type].name, phase: request.phase, deadline: request.deadline,
                     body: request.body)))
-        if !worker.hasRoom, !intentTypes[type].pace.saturated, !anyWorkerHasRoom(for: type) {
+        if workers[workerID]?.hasRoom == false, !intentTypes[type].pace.saturated, !anyWorkerHasRoom(for: type) {
             intentTypes[type].pace.saturated = true
         }
     }
@@ -65,10 +65,12 @@ extension BrokerCore {
     /// Gives `worker` queued jobs of its intent types while it has room, each time the job of the oldest request at
     /// the head of those queues.
     mutating func fill(_ workerID: WorkerID) {
-        while let worker = workers[workerID], worker.hasRoom {
+        guard let types = workers[workerID]?.intentTypes else { return }
+        // No copy of the worker is held across book(), which changes its job table in place.
+        while workers[workerID]?.hasRoom == true {
             var bestType = -1
             var bestArrival = UInt64.max
-            for type in worker.intentTypes {
+            for type in types {
                 if let arrival = intentTypes[type].queue.headArrival(), arrival < bestArrival {
                     bestType = type
                     bestArrival = arrival

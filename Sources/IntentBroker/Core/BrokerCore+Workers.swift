@@ -47,12 +47,12 @@ extension BrokerCore {
 
     /// Any message from a registered worker proves it alive, and unblocks it (section 7.1).
     private mutating func heard(from id: WorkerID, now: UInt64) {
-        guard var worker = workers[id] else { return }
-        worker.expiry = now + workerExpiryNanos
-        let unblocked = worker.blocked
-        worker.blocked = false
-        workers[id] = worker
-        if unblocked { fill(id) }
+        guard let blocked = workers[id]?.blocked else { return }
+        workers[id]!.expiry = now + workerExpiryNanos
+        if blocked {
+            workers[id]!.blocked = false
+            fill(id)
+        }
     }
 
     private mutating func register(_ ready: WorkerReady, routingID: [UInt8], now: UInt64) {
