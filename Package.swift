@@ -40,8 +40,8 @@ let package = Package(
         // MARK: Libraries
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: swiftSettings),
         .target(name: "ConciergeJSON", swiftSettings: swiftSettings),
-        .target(name: "IntentKit", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),
-        .target(name: "IntentWire", swiftSettings: swiftSettings),
+        .target(name: "IntentWire", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),
+        .target(name: "IntentKit", dependencies: ["ConciergeJSON", "IntentWire"], swiftSettings: swiftSettings),
         .target(
             name: "IntentBroker",
             dependencies: [
@@ -64,7 +64,7 @@ let package = Package(
         .target(
             name: "IntentPool",
             dependencies: [
-                "ZeroMQ", "IntentWire",
+                "ZeroMQ", "IntentWire", "ConciergeJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
@@ -131,7 +131,9 @@ let package = Package(
             dependencies: ["IntentKit", "ConciergeExamples", "ConciergeJSON"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "IntentWireTests", dependencies: ["IntentWire"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "IntentWireTests", dependencies: ["IntentWire", "ConciergeJSON"], swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "IntentLoadTests",
             dependencies: ["IntentLoad", "concierge", "ConciergeTestKit", "ConciergeJSON", "ZeroMQ", "IntentWire"],

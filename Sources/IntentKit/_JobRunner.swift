@@ -105,6 +105,11 @@ enum _JobRunner<H: IntentHandler> {
             }
             output["handle"] = response.jsonValue(intent: intentJSON)
             return JobOutput(outcome: .stop, body: JSONValue.object(output).serialized())
+        case .lifecycle:
+            // A JOB never carries it (PROTOCOL.md 5.12, W5); the phases of a lifecycle run one by one.
+            return JobOutput(
+                error: IntentError(code: .malformed, message: "a job runs resolve, confirm or handle, not lifecycle")
+            )
         }
     }
 

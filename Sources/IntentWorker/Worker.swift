@@ -301,16 +301,8 @@ final class WorkerLoop: @unchecked Sendable {
         let body = message.bytes(WorkerJob.bodyIndex)
         let generation = self.generation
         running += 1
-        guard let phase = IntentPhase(rawValue: job.phase.description) else {
-            // The decoder lets no other phase through; answered rather than trusted.
-            post(
-                Finished(
-                    generation: generation, jobID: jobID,
-                    output: JobOutput(outcome: .error, body: WireBody.error(.malformed, "unknown phase \(job.phase)"))
-                )
-            )
-            return
-        }
+        // The decoder lets no `lifecycle` JOB through, and the job runner answers one with error `malformed`.
+        let phase = job.phase
         let context = HandlerContext(
             jobID: Self.hex(jobID),
             workerName: configuration.name,
@@ -358,17 +350,11 @@ final class WorkerLoop: @unchecked Sendable {
         for result in batch {
             running -= 1
             guard result.generation == generation else { continue }  // from a connection that is gone
-            let outcome: StaticString =
-                switch result.output.outcome {
-                case .continue: CIP.Outcome.continue
-                case .stop: CIP.Outcome.stop
-                case .error: CIP.Outcome.error
-                }
             do {
                 try socket.send(CIP.workerSignature, more: true, dontWait: false)
                 try socket.send(CIP.Worker.result, more: true, dontWait: false)
                 try socket.send(result.jobID, more: true, dontWait: false)
-                try socket.send(outcome, more: true, dontWait: false)
+                try socket.send(result.output.outcome.name, more: true, dontWait: false)
                 try socket.send(result.output.body, dontWait: false)
             } catch {
                 logger.error("could not send a result", metadata: ["error": "\(error)"])
