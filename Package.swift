@@ -1,14 +1,18 @@
 // swift-tools-version:6.2
 import PackageDescription
 
+// Linux only: the broker and the worker runtime read /proc, wait on eventfd and call Glibc, so the package
+// declares no Apple platforms.
+
 /// One set of Swift settings for every Swift target (Swift 6 language mode comes from the tools version).
 let swiftSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny")
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(
     name: "concierge",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "concierge", targets: ["concierge"]),
         .library(name: "IntentKit", targets: ["IntentKit"]),
@@ -55,7 +59,7 @@ let package = Package(
         .target(
             name: "IntentWorker",
             dependencies: [
-                "ZeroMQ", "IntentWire", "IntentKit", "ConciergeJSON",
+                "ZeroMQ", "IntentWire", "IntentKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -83,7 +87,7 @@ let package = Package(
         .target(name: "ConciergeExamples", dependencies: ["IntentKit"], swiftSettings: swiftSettings),
         .target(
             name: "ConciergeTestKit",
-            dependencies: ["IntentClient", "ConciergeJSON"],
+            dependencies: ["IntentClient", "IntentWire", "ConciergeJSON"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -100,10 +104,11 @@ let package = Package(
             name: "concierge",
             dependencies: [
                 "IntentBroker", "IntentWorker", "IntentPool", "IntentClient", "IntentLoad", "ConciergeExamples",
-                "ConciergeJSON",
+                "ConciergeJSON", "IntentWire", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -111,9 +116,10 @@ let package = Package(
         .executableTarget(
             name: "concierge-worker",
             dependencies: [
-                "IntentWorker", "ConciergeExamples",
+                "IntentWorker", "ConciergeExamples", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -136,7 +142,10 @@ let package = Package(
         ),
         .testTarget(
             name: "IntentLoadTests",
-            dependencies: ["IntentLoad", "concierge", "ConciergeTestKit", "ConciergeJSON", "ZeroMQ", "IntentWire"],
+            dependencies: [
+                "IntentLoad", "concierge", "ConciergeTestKit", "ConciergeJSON", "ZeroMQ", "IntentWire",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

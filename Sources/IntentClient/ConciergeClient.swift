@@ -1,7 +1,7 @@
-import ConciergeJSON
+public import ConciergeJSON
 import Foundation
-import IntentWire
-import Logging
+public import IntentWire
+public import Logging
 import Synchronization
 import ZeroMQ
 

@@ -1,7 +1,7 @@
-import IntentKit
+public import IntentKit
 import IntentWire
-import Logging
-import ServiceLifecycle
+public import Logging
+public import ServiceLifecycle
 import Synchronization
 import ZeroMQ
 

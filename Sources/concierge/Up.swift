@@ -4,6 +4,7 @@ import IntentPool
 import Logging
 import ServiceLifecycle
 import UnixSignals
+import ZeroMQ
 
 struct Up: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
