@@ -20,13 +20,22 @@ enum _JobRunner<H: IntentHandler> {
             return JobOutput(error: error)
         }
         var body = body
-        // A null parameter is an absent one: the output's intent leaves it out (PROTOCOL.md 11.3).
-        if case .object(var object) = intentJSON, case .object(let parameters)? = object["parameters"],
-            parameters.values.contains(.null)
-        {
-            object["parameters"] = .object(parameters.filter { $0.value != .null })
-            intentJSON = .object(object)
-            body = body.replacingIntent(intentJSON)
+        if case .object(var object) = intentJSON {
+            switch object["parameters"] {
+            case .object(let parameters) where parameters.values.contains(.null):
+                // A null parameter is an absent one: the output's intent leaves it out (PROTOCOL.md 11.3).
+                object["parameters"] = .object(parameters.filter { $0.value != .null })
+            case .object:
+                break
+            default:
+                // No parameters (or null): the output's intent carries an empty object, which the Intent schema
+                // (Schemas/json/interaction.schema.json) requires.
+                object["parameters"] = .object([:])
+            }
+            if object != intentJSON.objectValue {
+                intentJSON = .object(object)
+                body = body.replacingIntent(intentJSON)
+            }
         }
         let interaction = body.members
         let handler = factory()
