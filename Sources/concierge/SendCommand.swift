@@ -5,7 +5,7 @@ import IntentClient
 import IntentWire
 import ZeroMQ
 
-struct Send: AsyncParsableCommand {
+struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
         abstract: "Send one intent and print every reply (progress, then final) as one JSON line each.",
