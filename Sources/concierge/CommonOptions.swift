@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import IntentWorker
 import Logging
 
 /// Options every long-running subcommand shares.
@@ -19,13 +20,6 @@ struct LoggingOptions: ParsableArguments {
     }
 }
 
-/// Default loopback endpoints (what `concierge up` binds and the other subcommands talk to).
-enum Defaults {
-    static let frontend = "tcp://127.0.0.1:5555"
-    static let backend = "tcp://127.0.0.1:5556"
-    static let control = "ipc:///tmp/concierge-pool.ctl"
-}
-
 /// The path of this executable.
 var currentExecutablePath: String {
     (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
@@ -42,7 +36,7 @@ var defaultWorkerCommand: (executable: String, arguments: [String]) {
 
 struct WorkerOptions: ParsableArguments {
     @Option(help: "Jobs each worker runs at once.")
-    var capacity: Int = 16
+    var capacity: Int = Defaults.worker.capacity
 
     @Option(
         help: """
@@ -50,7 +44,7 @@ struct WorkerOptions: ParsableArguments {
             handlers that compute for seconds without suspending).
             """
     )
-    var jobsOn: String = "thread"
+    var jobsOn: String = Defaults.worker.jobExecution.rawValue
 
     /// Arguments that pass these options on to `concierge worker` (pools).
     var workerArguments: [String] { ["--capacity", String(capacity), "--jobs-on", jobsOn] }
@@ -58,5 +52,5 @@ struct WorkerOptions: ParsableArguments {
 
 struct HeartbeatOption: ParsableArguments {
     @Option(help: "Heartbeat interval in milliseconds (must match the broker's).")
-    var heartbeatMs: Int = 1000
+    var heartbeatMs: Int = Defaults.worker.heartbeatInterval.wholeMilliseconds
 }

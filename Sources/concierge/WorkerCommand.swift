@@ -13,7 +13,7 @@ struct WorkerCommand: AsyncParsableCommand {
     )
 
     @Option(help: "The broker's backend endpoint.")
-    var broker: String = Defaults.backend
+    var broker: String = Defaults.worker.brokerEndpoint
 
     @Option(help: "Worker name (its routing id). Default: $CONCIERGE_WORKER_NAME, else worker-<pid>.")
     var name: String?
