@@ -91,6 +91,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "ConciergeCommandLine",
+            dependencies: [
+                "IntentWorker", "IntentKit", "ZeroMQ",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "IntentLoad",
             dependencies: [
                 "ZeroMQ", "IntentWire", "ConciergeJSON",
@@ -104,7 +115,7 @@ let package = Package(
             name: "concierge",
             dependencies: [
                 "IntentBroker", "IntentWorker", "IntentPool", "IntentClient", "IntentLoad", "ConciergeExamples",
-                "ConciergeJSON", "IntentWire", "ZeroMQ",
+                "ConciergeJSON", "IntentWire", "ZeroMQ", "ConciergeCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -116,10 +127,8 @@ let package = Package(
         .executableTarget(
             name: "concierge-worker",
             dependencies: [
-                "IntentWorker", "ConciergeExamples", "ZeroMQ",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                "ConciergeCommandLine", "ConciergeExamples",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),

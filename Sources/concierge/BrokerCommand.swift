@@ -1,4 +1,5 @@
 import ArgumentParser
+import ConciergeCommandLine
 import IntentBroker
 import Logging
 import ServiceLifecycle

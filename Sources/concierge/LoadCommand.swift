@@ -1,4 +1,5 @@
 import ArgumentParser
+import ConciergeCommandLine
 import ConciergeJSON
 import Foundation
 import IntentLoad

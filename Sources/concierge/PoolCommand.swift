@@ -1,4 +1,5 @@
 import ArgumentParser
+import ConciergeCommandLine
 import IntentPool
 import IntentWorker
 import Logging
