@@ -1,14 +1,18 @@
 // swift-tools-version:6.2
 import PackageDescription
 
+// Linux only: the broker and the worker runtime read /proc, wait on eventfd and call Glibc, so the package
+// declares no Apple platforms.
+
 /// One set of Swift settings for every Swift target (Swift 6 language mode comes from the tools version).
 let swiftSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny")
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(
     name: "concierge",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "concierge", targets: ["concierge"]),
         .library(name: "IntentKit", targets: ["IntentKit"]),
@@ -41,8 +45,8 @@ let package = Package(
         // MARK: Libraries
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: swiftSettings),
         .target(name: "ConciergeJSON", swiftSettings: swiftSettings),
-        .target(name: "IntentKit", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),
-        .target(name: "IntentWire", swiftSettings: swiftSettings),
+        .target(name: "IntentWire", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),
+        .target(name: "IntentKit", dependencies: ["ConciergeJSON", "IntentWire"], swiftSettings: swiftSettings),
         .target(
             name: "IntentBroker",
             dependencies: [
@@ -57,7 +61,7 @@ let package = Package(
         .target(
             name: "IntentWorker",
             dependencies: [
-                "ZeroMQ", "IntentWire", "IntentKit", "ConciergeJSON",
+                "ZeroMQ", "IntentWire", "IntentKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -66,7 +70,7 @@ let package = Package(
         .target(
             name: "IntentPool",
             dependencies: [
-                "ZeroMQ", "IntentWire",
+                "ZeroMQ", "IntentWire", "ConciergeJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
@@ -85,7 +89,18 @@ let package = Package(
         .target(name: "ConciergeExamples", dependencies: ["IntentKit"], swiftSettings: swiftSettings),
         .target(
             name: "ConciergeTestKit",
-            dependencies: ["IntentClient", "ConciergeJSON"],
+            dependencies: ["IntentClient", "IntentWire", "ConciergeJSON"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ConciergeCommandLine",
+            dependencies: [
+                "IntentWorker", "IntentKit", "ZeroMQ",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -102,10 +117,11 @@ let package = Package(
             name: "concierge",
             dependencies: [
                 "IntentBroker", "IntentWorker", "IntentPool", "IntentClient", "IntentLoad", "ConciergeExamples",
-                "ConciergeJSON",
+                "ConciergeJSON", "IntentWire", "ZeroMQ", "ConciergeCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -113,9 +129,8 @@ let package = Package(
         .executableTarget(
             name: "concierge-worker",
             dependencies: [
-                "IntentWorker", "ConciergeExamples",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "ConciergeCommandLine", "ConciergeExamples",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -141,10 +156,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "IntentWireTests", dependencies: ["IntentWire"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "IntentWireTests", dependencies: ["IntentWire", "ConciergeJSON"], swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "IntentLoadTests",
-            dependencies: ["IntentLoad", "concierge", "ConciergeTestKit", "ConciergeJSON", "ZeroMQ", "IntentWire"],
+            dependencies: [
+                "IntentLoad", "concierge", "ConciergeTestKit", "ConciergeJSON", "ZeroMQ", "IntentWire",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

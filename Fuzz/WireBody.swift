@@ -3,7 +3,7 @@
 //
 // Input: one mode byte, then the mode's bytes.
 //   0: a decimal frame. WireBody.parseDecimal agrees with a reference (1-9 ASCII digits).
-//   1: UTF-8. WireText.isValidUTF8 agrees with the standard library; WireText.display never traps and is cut.
+//   1: UTF-8. JSONText.isValidUTF8 (ConciergeJSON) agrees with the standard library; WireText.display never traps and is cut.
 //   2: an error body: the rest split at its first 0xFF byte into a code and a message (UTF-8, repaired). The body
 //      parses as JSON (ConciergeJSON) to exactly {"code": code, "message": message}.
 //   3: a progress body: a state, an elapsed time from the next 4 bytes, and a worker name (the rest). It parses to
@@ -23,7 +23,7 @@ public func fuzzWireBody(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let expected = digits && (1...9).contains(rest.count) ? Int(String(decoding: rest, as: UTF8.self)) : nil
         invariant(WireBody.parseDecimal(rest) == expected, "parseDecimal")
     case 1:
-        invariant(WireText.isValidUTF8(rest) == FuzzInput.isUTF8(rest), "isValidUTF8 disagrees")
+        invariant(JSONText.isValidUTF8(rest) == FuzzInput.isUTF8(rest), "isValidUTF8 disagrees")
         let limit = Int(rest.first ?? 0)
         let shown = WireText.display(rest, limit: limit)
         invariant(rest.count > limit || shown == String(decoding: rest, as: UTF8.self), "display changed short text")

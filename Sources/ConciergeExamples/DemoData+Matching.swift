@@ -1,4 +1,4 @@
-import IntentKit
+public import IntentKit
 import Synchronization
 
 #if canImport(Glibc)

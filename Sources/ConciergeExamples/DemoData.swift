@@ -1,4 +1,4 @@
-import IntentKit
+public import IntentKit
 
 #if canImport(FoundationEssentials)
     public import FoundationEssentials

@@ -1,5 +1,11 @@
 public import IntentKit
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// Handles ``SendPaymentIntent`` against the demo contacts and account (see ``DemoData``).
 ///
 /// Resolution: `payee` through ``DemoData/resolveContact(_:)``; `currencyAmount` missing -> `needsValue`, a currency

@@ -442,36 +442,13 @@ struct JSONParser {
         }
     }
 
-    /// Validates one multi-byte UTF-8 sequence whose lead byte (>= 0x80) is at `index` and moves past it.
-    /// Follows Unicode Table 3-7: rejects stray continuation bytes, overlongs (C0, C1, E0 80-9F,
-    /// F0 80-8F), UTF-8-encoded surrogates (ED A0-BF), code points above U+10FFFF (F4 90+, F5-FF) and
-    /// truncated sequences.
+    /// Validates one multi-byte UTF-8 sequence whose lead byte (>= 0x80) is at `index` and moves past it
+    /// (``JSONText/utf8SequenceLength(_:at:count:)``: Unicode Table 3-7).
     @inline(__always)
     mutating func validateUTF8Sequence() throws(JSONError) {
-        let lead = bytes[index]
-        let trailing: Int
-        var low: UInt8 = 0x80
-        var high: UInt8 = 0xBF
-        switch lead {
-        case 0xC2...0xDF: trailing = 1
-        case 0xE0: trailing = 2; low = 0xA0
-        case 0xE1...0xEC, 0xEE...0xEF: trailing = 2
-        case 0xED: trailing = 2; high = 0x9F
-        case 0xF0: trailing = 3; low = 0x90
-        case 0xF1...0xF3: trailing = 3
-        case 0xF4: trailing = 3; high = 0x8F
-        default: throw fail(.invalidUTF8, at: index)
-        }
-        guard index + trailing < count else { throw fail(.invalidUTF8, at: index) }
-        let second = bytes[index + 1]
-        guard second >= low && second <= high else { throw fail(.invalidUTF8, at: index) }
-        if trailing >= 2 {
-            guard bytes[index + 2] & 0xC0 == 0x80 else { throw fail(.invalidUTF8, at: index) }
-            if trailing == 3 {
-                guard bytes[index + 3] & 0xC0 == 0x80 else { throw fail(.invalidUTF8, at: index) }
-            }
-        }
-        index += trailing + 1
+        let length = JSONText.utf8SequenceLength(bytes, at: index, count: count)
+        guard length > 0 else { throw fail(.invalidUTF8, at: index) }
+        index += length
     }
 
     // MARK: Numbers

@@ -29,7 +29,7 @@ extension JSONValue {
         case .double(let value):
             JSONWriter.appendDouble(value, to: &buffer)
         case .string(let value):
-            JSONWriter.appendString(value, to: &buffer)
+            JSONText.appendString(value, to: &buffer)
         case .array(let elements):
             buffer.append(UInt8(ascii: "["))
             var first = true
@@ -45,7 +45,7 @@ extension JSONValue {
             for member in JSONWriter.sortedMembers(members) {
                 if !first { buffer.append(UInt8(ascii: ",")) }
                 first = false
-                JSONWriter.appendString(member.key, to: &buffer)
+                JSONText.appendString(member.key, to: &buffer)
                 buffer.append(UInt8(ascii: ":"))
                 member.value.write(into: &buffer)
             }
@@ -99,82 +99,6 @@ enum JSONWriter {
         if needsFraction {
             appendStatic(".0", to: &buffer)
         }
-    }
-
-    static func appendString(_ value: String, to buffer: inout [UInt8]) {
-        buffer.append(UInt8(ascii: "\""))
-        if value.utf8.withContiguousStorageIfAvailable({ appendEscaped($0, to: &buffer) }) == nil {
-            var copy = value
-            copy.withUTF8 { appendEscaped($0, to: &buffer) }
-        }
-        buffer.append(UInt8(ascii: "\""))
-    }
-
-    /// Appends `utf8` with `"`, `\` and control characters escaped, copying unescaped runs in bulk.
-    static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, to buffer: inout [UInt8]) {
-        guard let base = utf8.baseAddress else { return }
-        let count = utf8.count
-        var runStart = 0
-        var position = 0
-        while true {
-            position = nextByteNeedingEscape(base, from: position, count: count)
-            guard position < count else { break }
-            let byte = base[position]
-            if position > runStart {
-                buffer.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: position - runStart))
-            }
-            position += 1
-            runStart = position
-            buffer.append(UInt8(ascii: "\\"))
-            switch byte {
-            case UInt8(ascii: "\""): buffer.append(UInt8(ascii: "\""))
-            case UInt8(ascii: "\\"): buffer.append(UInt8(ascii: "\\"))
-            case 0x0A: buffer.append(UInt8(ascii: "n"))
-            case 0x0D: buffer.append(UInt8(ascii: "r"))
-            case 0x09: buffer.append(UInt8(ascii: "t"))
-            case 0x08: buffer.append(UInt8(ascii: "b"))
-            case 0x0C: buffer.append(UInt8(ascii: "f"))
-            default:
-                let hexDigits: StaticString = "0123456789abcdef"
-                appendStatic("u00", to: &buffer)
-                hexDigits.withUTF8Buffer { hex in
-                    buffer.append(hex[Int(byte >> 4)])
-                    buffer.append(hex[Int(byte & 0x0F)])
-                }
-            }
-        }
-        if count > runStart {
-            buffer.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: count - runStart))
-        }
-    }
-
-    /// The position of the first byte at or after `position` that must be escaped (`"`, `\`, < 0x20),
-    /// or `count`. Checks eight bytes at a time.
-    @inline(__always)
-    static func nextByteNeedingEscape(_ base: UnsafePointer<UInt8>, from position: Int, count: Int) -> Int {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highBits: UInt64 = 0x8080_8080_8080_8080
-        var position = position
-        while position &+ 8 <= count {
-            let word = UInt64(littleEndian: UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
-            let quoteBytes = word ^ (ones &* 0x22)
-            let backslashBytes = word ^ (ones &* 0x5C)
-            // Bytes >= 0x80 (`word` high bit) are excluded: they never need escaping.
-            let special =
-                ((quoteBytes &- ones) & ~quoteBytes
-                    | (backslashBytes &- ones) & ~backslashBytes
-                    | (word &- ones &* 0x20) & ~word) & ~word & highBits
-            if special != 0 {
-                return position &+ (special.trailingZeroBitCount >> 3)
-            }
-            position &+= 8
-        }
-        while position < count {
-            let byte = base[position]
-            if byte < 0x20 || byte == 0x22 || byte == 0x5C { return position }
-            position &+= 1
-        }
-        return count
     }
 
     struct Member {

@@ -39,7 +39,7 @@ extension JSONValue {
         output.reserveCapacity(end + key.utf8.count + 256)
         output.append(contentsOf: document[..<before])
         if !isEmpty { output.append(UInt8(ascii: ",")) }
-        JSONWriter.appendString(key, to: &output)
+        JSONText.appendString(key, to: &output)
         output.append(UInt8(ascii: ":"))
         writeValue(&output)
         output.append(UInt8(ascii: "}"))

@@ -1,6 +1,7 @@
-import ConciergeJSON
-import Foundation
-import IntentClient
+public import ConciergeJSON
+public import Foundation
+public import IntentClient
+import IntentWire
 
 /// Starts real `concierge` processes (broker, workers, pools) on private `ipc://` endpoints for tests and
 /// benchmarks, and stops every one of them by pid when it goes away (or on ``stopAll()``).

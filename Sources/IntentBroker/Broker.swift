@@ -1,5 +1,6 @@
-import Logging
-import ServiceLifecycle
+public import Logging
+public import ServiceLifecycle
+import Synchronization
 import ZeroMQ
 
 /// The Concierge broker as a ServiceLifecycle `Service`: receives intents from clients on the frontend,

@@ -1,4 +1,4 @@
-import ZeroMQ
+public import ZeroMQ
 
 extension BrokerCurveConfiguration {
     /// Reads the broker's secret key file and the two allowlists (each a file of public keys, one per line, or a

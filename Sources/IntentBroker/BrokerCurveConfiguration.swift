@@ -1,4 +1,4 @@
-import ZeroMQ
+public import ZeroMQ
 
 /// CURVE security for a ``Broker``: its secret key, and which public keys may connect as clients (frontend)
 /// and as workers (backend).

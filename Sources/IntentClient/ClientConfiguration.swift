@@ -1,4 +1,4 @@
-import ZeroMQ
+public import ZeroMQ
 
 /// Everything a ``ConciergeClient`` can be told.
 public struct ClientConfiguration: Sendable {

@@ -1,4 +1,4 @@
-import ConciergeJSON
+public import ConciergeJSON
 
 /// One reply from the broker to a request or a status query.
 public struct Reply: Sendable, Hashable {

@@ -26,11 +26,13 @@ extension HandlerProvider {
     {
         var body = body
         var last = LifecycleResult(phase: .resolve, output: JobOutput(outcome: .continue, body: body))
-        for phase in IntentPhase.allCases {
+        var next: IntentPhase? = IntentPhase.lifecycle.firstJob
+        while let phase = next {
             let output = await run(intentType: intentType, phase: phase, body: body, context: context)
             last = LifecycleResult(phase: phase, output: output)
             guard output.outcome == .continue else { break }
             body = output.body
+            next = phase.next
         }
         return last
     }

@@ -1,5 +1,3 @@
-import ConciergeJSON
-
 /// Maps intent types to handler factories, and runs jobs (SiriKit's `INExtension`'s `handler(for:)`).
 ///
 /// ```swift

@@ -1,9 +1,8 @@
-/// A phase of the intent lifecycle (resolve each parameter, then confirm, then handle).
-public enum IntentPhase: String, Sendable, CaseIterable {
-    /// Validate each parameter (``IntentHandler/resolve(intent:context:)``).
-    case resolve
-    /// Final validation and readiness check (``IntentHandler/confirm(intent:context:)``).
-    case confirm
-    /// Perform the task (``IntentHandler/handle(intent:context:)``).
-    case handle
-}
+public import IntentWire
+
+/// A phase of the intent lifecycle: resolve each parameter (``IntentHandler/resolve(intent:context:)``), then
+/// confirm (``IntentHandler/confirm(intent:context:)``), then handle (``IntentHandler/handle(intent:context:)``).
+///
+/// The protocol's `RequestPhase`, under the name handler authors know. A job runs one of `resolve`, `confirm` and
+/// `handle`; `lifecycle` names the whole sequence (``HandlerProvider/runLifecycle(intentType:body:context:)``).
+public typealias IntentPhase = RequestPhase

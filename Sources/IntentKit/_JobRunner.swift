@@ -20,13 +20,22 @@ enum _JobRunner<H: IntentHandler> {
             return JobOutput(error: error)
         }
         var body = body
-        // A null parameter is an absent one: the output's intent leaves it out (PROTOCOL.md 11.3).
-        if case .object(var object) = intentJSON, case .object(let parameters)? = object["parameters"],
-            parameters.values.contains(.null)
-        {
-            object["parameters"] = .object(parameters.filter { $0.value != .null })
-            intentJSON = .object(object)
-            body = body.replacingIntent(intentJSON)
+        if case .object(var object) = intentJSON {
+            switch object["parameters"] {
+            case .object(let parameters) where parameters.values.contains(.null):
+                // A null parameter is an absent one: the output's intent leaves it out (PROTOCOL.md 11.3).
+                object["parameters"] = .object(parameters.filter { $0.value != .null })
+            case .object:
+                break
+            default:
+                // No parameters (or null): the output's intent carries an empty object, which the Intent schema
+                // (Schemas/json/interaction.schema.json) requires.
+                object["parameters"] = .object([:])
+            }
+            if object != intentJSON.objectValue {
+                intentJSON = .object(object)
+                body = body.replacingIntent(intentJSON)
+            }
         }
         let interaction = body.members
         let handler = factory()
@@ -105,6 +114,11 @@ enum _JobRunner<H: IntentHandler> {
             }
             output["handle"] = response.jsonValue(intent: intentJSON)
             return JobOutput(outcome: .stop, body: JSONValue.object(output).serialized())
+        case .lifecycle:
+            // A JOB never carries it (PROTOCOL.md 5.12, W5); the phases of a lifecycle run one by one.
+            return JobOutput(
+                error: IntentError(code: .malformed, message: "a job runs resolve, confirm or handle, not lifecycle")
+            )
         }
     }
 

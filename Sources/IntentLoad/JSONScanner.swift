@@ -1,3 +1,5 @@
+import IntentWire
+
 /// Finds a few values in a JSON document without building it: the load client classifies every reply by its
 /// response code, and a full parse per reply would make the client cost more than the broker it measures.
 ///

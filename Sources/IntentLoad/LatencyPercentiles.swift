@@ -1,4 +1,4 @@
-import Histogram
+public import Histogram
 
 /// The percentiles a load report gives of one latency distribution, in microseconds.
 public struct LatencyPercentiles: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import ZeroMQ
+public import ZeroMQ
 
 /// How a load run drives the broker: where, how hard, for how long.
 public struct LoadConfiguration: Sendable {

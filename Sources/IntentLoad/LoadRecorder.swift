@@ -1,4 +1,4 @@
-import Histogram
+public import Histogram
 import IntentWire
 
 /// Counts and latency distributions of one load run, updated on the load thread as replies arrive.

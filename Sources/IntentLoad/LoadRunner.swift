@@ -1,3 +1,4 @@
+import Histogram
 import IntentWire
 import Synchronization
 import ZeroMQ

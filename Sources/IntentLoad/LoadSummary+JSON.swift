@@ -1,4 +1,4 @@
-import ConciergeJSON
+public import ConciergeJSON
 
 extension LoadSummary {
     /// The machine-readable summary (`concierge load --json`): `throughput_rps`, `requests`, `first_reply_us` and

@@ -1,4 +1,4 @@
-import Histogram
+public import Histogram
 
 /// The result of a load run: throughput, latency percentiles, outcome counts, deadline misses and a timeline.
 public struct LoadSummary: Sendable {

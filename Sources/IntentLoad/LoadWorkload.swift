@@ -1,5 +1,5 @@
 import ConciergeJSON
-import IntentWire
+public import IntentWire
 
 /// What a load run sends: one or more prepared requests, each picked with a weight.
 ///

@@ -1,3 +1,4 @@
+import ConciergeJSON
 import Foundation
 import IntentWire
 import ZeroMQ
@@ -40,13 +41,15 @@ final class PoolControl: @unchecked Sendable {
             let reply: [UInt8]
             switch (command.first, command.count) {
             case ("status", 1):
-                let workers = pool.processIdentifiers.sorted { $0.key < $1.key }
-                    .map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",")
-                reply = Array(#"{"restarts":\#(pool.restarts),"size":\#(pool.size),"workers":{\#(workers)}}"#.utf8)
+                var workers: [String: JSONValue] = [:]
+                for (slot, pid) in pool.processIdentifiers { workers[String(slot)] = .int(Int64(pid)) }
+                reply = JSONValue.object([
+                    "restarts": .int(Int64(pool.restarts)), "size": .int(Int64(pool.size)), "workers": .object(workers),
+                ]).serialized()
             case ("scale", 2):
                 if let size = Int(command[1]), (0...1024).contains(size) {
                     pool.resize(to: size)
-                    reply = Array(#"{"size":\#(size)}"#.utf8)
+                    reply = JSONValue.object(["size": .int(Int64(size))]).serialized()
                 } else {
                     reply = WireBody.error(.malformed, "scale takes a size from 0 to 1024")
                 }

@@ -1,7 +1,7 @@
 import Foundation
 import IntentWire
-import Logging
-import ServiceLifecycle
+public import Logging
+public import ServiceLifecycle
 import Subprocess
 import Synchronization
 import SystemPackage

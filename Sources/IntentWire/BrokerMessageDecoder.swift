@@ -1,3 +1,5 @@
+import ConciergeJSON
+
 /// Decodes the messages a worker receives from the broker, checking their frames in the order of
 /// `Schemas/PROTOCOL.md` section 5.12 (worker side, checks W1-W7).
 ///
@@ -60,7 +62,7 @@ public struct BrokerMessageDecoder: Sendable {
         }
         // W5: the intent type.
         let intentType = frames[3]
-        guard !intentType.isEmpty, intentType.count <= CIP.maxIntentTypeLength, WireText.isValidUTF8(intentType)
+        guard !intentType.isEmpty, intentType.count <= CIP.maxIntentTypeLength, JSONText.isValidUTF8(intentType)
         else {
             throw BrokerMessageError(message: "the intent type must be 1 to 255 bytes of UTF-8", jobID: jobID, check: 5)
         }

@@ -40,11 +40,11 @@ public enum CIP {
         public static let error: StaticString = "error"
     }
 
-    /// Job outcomes (frame 3 of RESULT).
+    /// Job outcomes (frame 3 of RESULT): the words of ``JobOutcome``.
     public enum Outcome {
-        public static let `continue`: StaticString = "continue"
-        public static let stop: StaticString = "stop"
-        public static let error: StaticString = "error"
+        public static let `continue`: StaticString = JobOutcome.continue.name
+        public static let stop: StaticString = JobOutcome.stop.name
+        public static let error: StaticString = JobOutcome.error.name
     }
 
     /// Frame counts (after the routing-id frame a ROUTER adds).

@@ -1,3 +1,5 @@
+import ConciergeJSON
+
 /// Decodes the messages clients send to the broker's frontend, checking their frames in the order of
 /// `Schemas/PROTOCOL.md` section 4.8 (checks 1-10: everything that depends on the frames alone; checks 11-14 need
 /// the broker's state and are the broker's).
@@ -91,7 +93,7 @@ public struct ClientMessageDecoder: Sendable {
                 check: 7
             )
         }
-        guard WireText.isValidUTF8(intentType) else {
+        guard JSONText.isValidUTF8(intentType) else {
             throw ClientMessageError(
                 code: .malformed, message: "intent type must be valid UTF-8", requestID: requestID, phase: phase,
                 check: 7

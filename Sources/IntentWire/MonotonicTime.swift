@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+    public import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    public import Darwin
 #endif
 
 /// Nanoseconds on the monotonic clock: cheap to read, never goes back; used for deadlines and heartbeats.

@@ -1,7 +1,13 @@
-/// What a REQUEST asks the broker to run.
-public enum RequestPhase: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+/// A phase of the intent lifecycle: what a REQUEST asks the broker to run (F4), and the phase of a JOB (F4), which
+/// is never `lifecycle`.
+///
+/// The one definition of the phase words; IntentKit calls it `IntentPhase`, the phase a handler runs.
+public enum RequestPhase: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// Validate each parameter.
     case resolve
+    /// Final validation and readiness check.
     case confirm
+    /// Perform the task.
     case handle
     /// resolve -> confirm -> handle, each as its own job, stopping at the first phase that needs the user.
     case lifecycle
@@ -24,10 +30,8 @@ public enum RequestPhase: UInt8, Sendable, CaseIterable, CustomStringConvertible
         self = phase
     }
 
-    public init?(_ string: String) {
-        guard let phase = Self.allCases.first(where: { $0.description == string }) else { return nil }
-        self = phase
-    }
+    /// Parses a phase's wire name.
+    public init?(_ string: String) { self.init(rawValue: string) }
 
     /// The first job phase of a request for this phase.
     public var firstJob: RequestPhase { self == .lifecycle ? .resolve : self }

@@ -1,7 +1,15 @@
-/// A stable error code carried in error bodies: `{"code": CODE, "message": text}`.
-public struct WireErrorCode: Sendable, Hashable, CustomStringConvertible {
+/// A stable error code carried in error bodies: `{"code": CODE, "message": text}` (`Schemas/PROTOCOL.md` section
+/// 10.2).
+///
+/// The one definition of the protocol's error codes, the broker's and the worker's: IntentKit's `IntentError` uses
+/// it as its `Code`. New codes may be added.
+public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The code on the wire, e.g. `bad-body`.
     public let rawValue: String
+    /// Creates a code from its wire form.
     public init(_ rawValue: String) { self.rawValue = rawValue }
+    /// Creates a code from its wire form.
+    public init(rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
 
     /// Wrong number of frames, or an empty frame where one is required.
@@ -20,7 +28,7 @@ public struct WireErrorCode: Sendable, Hashable, CustomStringConvertible {
     public static let tooLarge = WireErrorCode("too-large")
     /// The request id is already in flight on this connection.
     public static let duplicateRequest = WireErrorCode("duplicate-request")
-    /// No worker serves this intent type.
+    /// No worker serves this intent type, or the worker has no handler for it.
     public static let unknownIntent = WireErrorCode("unknown-intent")
     /// The broker's queue is full.
     public static let busy = WireErrorCode("busy")
@@ -30,10 +38,18 @@ public struct WireErrorCode: Sendable, Hashable, CustomStringConvertible {
     public static let workerLost = WireErrorCode("worker-lost")
     /// A STATUS query names a request the broker does not know (any more).
     public static let unknownRequest = WireErrorCode("unknown-request")
-    /// A resolve handler threw.
+    /// A resolve handler threw, or set a resolution for an undeclared parameter.
     public static let handlerFailed = WireErrorCode("handler-failed")
-    /// The worker could not decode the body.
+    /// The worker could not decode the body: invalid JSON, wrong shape, an intent type other than the JOB's.
     public static let badBody = WireErrorCode("bad-body")
+    /// The intent has a parameter its definition does not declare.
+    public static let unknownParameter = WireErrorCode("unknown-parameter")
+    /// A parameter's value does not have the declared type (wrong JSON type, or a malformed value of it).
+    public static let invalidType = WireErrorCode("invalid-type")
+    /// A numeric parameter's value is outside the definition's `minimum`...`maximum`.
+    public static let outOfRange = WireErrorCode("out-of-range")
+    /// An enumeration parameter's value is not one of its cases.
+    public static let invalidEnum = WireErrorCode("invalid-enum")
     /// The broker is shutting down.
     public static let shuttingDown = WireErrorCode("shutting-down")
     /// An unexpected failure inside Concierge.

@@ -1,3 +1,5 @@
+import ConciergeJSON
+
 /// Decodes the messages workers send to the broker's backend, checking their frames in the order of
 /// `Schemas/PROTOCOL.md` section 5.12.
 ///
@@ -84,13 +86,13 @@ public struct WorkerMessageDecoder: Sendable {
             throw fail("READY capacity must be a decimal number from 1 to \(CIP.maxWorkerCapacity)")
         }
         let name = frames[3]
-        guard !name.isEmpty, name.count <= CIP.maxWorkerNameLength, name[0] != 0, WireText.isValidUTF8(name) else {
+        guard !name.isEmpty, name.count <= CIP.maxWorkerNameLength, name[0] != 0, JSONText.isValidUTF8(name) else {
             throw fail("the worker name must be 1 to 255 bytes of UTF-8 and must not begin with a zero byte")
         }
         var intentTypes: [[UInt8]] = []
         for index in 4..<frames.count {
             let type = frames[index]
-            guard !type.isEmpty, type.count <= CIP.maxIntentTypeLength, WireText.isValidUTF8(type) else {
+            guard !type.isEmpty, type.count <= CIP.maxIntentTypeLength, JSONText.isValidUTF8(type) else {
                 throw fail("intent types must be 1 to 255 bytes of UTF-8 (F\(index) is not)")
             }
             let bytes = Array(type)
@@ -110,14 +112,8 @@ public struct WorkerMessageDecoder: Sendable {
         guard frames[2].count == CIP.jobIDLength else { throw fail("the job id must be 8 bytes") }
         let bodySize = frames[WorkerResult.bodyIndex].count
         guard bodySize > 0 else { throw fail("the body frame is empty") }
-        let outcome: WorkerResult.Outcome =
-            if CIP.Outcome.continue.matches(frames[3]) {
-                .continue
-            } else if CIP.Outcome.error.matches(frames[3]) {
-                .error
-            } else {
-                .stop
-            }
-        return WorkerResult(jobID: frames[2].loadUnaligned(as: UInt64.self), outcome: outcome, bodySize: bodySize)
+        return WorkerResult(
+            jobID: frames[2].loadUnaligned(as: UInt64.self), outcome: JobOutcome(frame: frames[3]), bodySize: bodySize
+        )
     }
 }

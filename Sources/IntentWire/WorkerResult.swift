@@ -1,15 +1,9 @@
 /// A RESULT whose frames passed check 6 of `Schemas/PROTOCOL.md` section 5.12. The body is not copied: it stays in
 /// frame ``bodyIndex`` of the message.
 public struct WorkerResult: Sendable, Hashable {
-    /// What a RESULT says about its job (F3).
-    public enum Outcome: Sendable, Hashable {
-        /// `continue`: a lifecycle may go on to the next phase.
-        case `continue`
-        /// `stop`, or any word other than `continue` and `error` (section 5.3): the request ends with this body.
-        case stop
-        /// `error`: the body is an error body, forwarded unchanged.
-        case error
-    }
+    /// What a RESULT says about its job (F3): `stop` also stands for any word other than `continue` and `error`
+    /// (section 5.3).
+    public typealias Outcome = JobOutcome
 
     /// The index of the body frame (F4).
     public static let bodyIndex = 4

@@ -1,4 +1,4 @@
-import ZeroMQ
+public import ZeroMQ
 
 #if canImport(Glibc)
     import Glibc

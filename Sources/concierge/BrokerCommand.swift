@@ -1,4 +1,5 @@
 import ArgumentParser
+import ConciergeCommandLine
 import IntentBroker
 import Logging
 import ServiceLifecycle
@@ -6,38 +7,38 @@ import UnixSignals
 
 struct BrokerOptions: ParsableArguments {
     @Option(help: "Endpoint clients connect to.")
-    var frontend: String = Defaults.frontend
+    var frontend: String = Defaults.broker.frontendEndpoint
 
     @Option(help: "Endpoint workers connect to.")
-    var backend: String = Defaults.backend
+    var backend: String = Defaults.broker.backendEndpoint
 
     @Option(help: "Default first-reply deadline in milliseconds.")
-    var deadlineMs: Int = 3000
+    var deadlineMs: Int = Defaults.broker.defaultDeadline.wholeMilliseconds
 
     @Option(help: "Hard limit per request in milliseconds (then error `timeout`).")
-    var hardLimitMs: Int = 60_000
+    var hardLimitMs: Int = Defaults.broker.hardLimit.wholeMilliseconds
 
     @Option(
         help: "Act on a deadline up to this many ms early (a tenth of the deadline at most) so replies arrive in time.")
-    var replyMarginMs: Int = 50
+    var replyMarginMs: Int = Defaults.broker.maxReplyMargin.wholeMilliseconds
 
     @Option(help: "Heartbeat interval in milliseconds.")
-    var heartbeatMs: Int = 1000
+    var heartbeatMs: Int = Defaults.broker.heartbeatInterval.wholeMilliseconds
 
     @Option(help: "Most finished results kept for STATUS queries.")
-    var maxResults: Int = 100_000
+    var maxResults: Int = Defaults.broker.maxStoredResults
 
     @Option(help: "Most requests waiting for a worker (all intent types); past it, error `busy`.")
-    var maxQueued: Int = 100_000
+    var maxQueued: Int = Defaults.broker.maxQueuedRequests
 
     @Option(help: "Most requests of one intent type waiting for a worker; past it, error `busy`.")
-    var maxQueuedPerType: Int = 50_000
+    var maxQueuedPerType: Int = Defaults.broker.maxQueuedPerIntentType
 
     @Option(help: "Most replies held for one client connection that does not read; later ones wait for STATUS.")
-    var clientQueue: Int = 100_000
+    var clientQueue: Int = Defaults.broker.clientQueueLimit
 
     @Option(help: "Largest request body in bytes.")
-    var maxBody: Int = 1 << 20
+    var maxBody: Int = Defaults.broker.maxBodySize
 
     @Option(
         help: ArgumentHelp(
@@ -49,14 +50,14 @@ struct BrokerOptions: ParsableArguments {
     var maxMessage: Int?
 
     @Option(help: "How long finished results stay available to STATUS, in seconds.")
-    var resultTtl: Int = 60
+    var resultTtl: Int = Defaults.broker.resultTTL.wholeSeconds
 
     @Option(
         help: "After the last worker of an intent type leaves, how long its requests wait for a new one, in ms.")
-    var workerGraceMs: Int = 5000
+    var workerGraceMs: Int = Defaults.broker.workerGracePeriod.wholeMilliseconds
 
     @Option(help: "On shutdown, how long in-flight requests get to finish, in milliseconds.")
-    var shutdownGraceMs: Int = 5000
+    var shutdownGraceMs: Int = Defaults.broker.shutdownGracePeriod.wholeMilliseconds
 
     var configuration: BrokerConfiguration {
         BrokerConfiguration(

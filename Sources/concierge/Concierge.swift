@@ -7,7 +7,8 @@ struct Concierge: AsyncParsableCommand {
         commandName: "concierge",
         abstract: "SiriKit's intent lifecycle on your servers: a ZeroMQ broker and a pool of intent workers.",
         subcommands: [
-            Up.self, BrokerCommand.self, WorkerCommand.self, PoolCommand.self, ScaleCommand.self, Send.self,
+            UpCommand.self, BrokerCommand.self, WorkerCommand.self, PoolCommand.self, ScaleCommand.self,
+            SendCommand.self,
             LoadCommand.self, KeygenCommand.self,
         ]
     )

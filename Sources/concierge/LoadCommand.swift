@@ -1,4 +1,5 @@
 import ArgumentParser
+import ConciergeCommandLine
 import ConciergeJSON
 import Foundation
 import IntentLoad
@@ -20,36 +21,50 @@ struct LoadCommand: AsyncParsableCommand {
     )
 
     @Option(help: "The broker's frontend endpoint.")
-    var broker: String = Defaults.frontend
+    var broker: String = Defaults.load.endpoint
 
     @OptionGroup var curve: CurveClientOptions
 
-    @Option(help: "Closed loop: requests in flight (default 100 unless --rate is given).")
+    @Option(help: "Closed loop: requests in flight (default \(Self.defaultConcurrency) unless --rate is given).")
     var concurrency: Int?
 
     @Option(help: "Open loop: arrival rate in requests per second.")
     var rate: Double?
 
-    @Option(help: "Connections to spread the requests over (default 4; never more than --concurrency).")
+    @Option(
+        help:
+            "Connections to spread the requests over (default \(Defaults.load.connections); never more than --concurrency)."
+    )
     var connections: Int?
 
-    @Option(help: "How long to offer load after the warm-up: 10s, 500ms, 2m.")
+    @Option(
+        help: "How long to offer load after the warm-up: 10s, 500ms, 2m (default \(Self.show(Defaults.load.duration)))."
+    )
     var duration: String?
 
     @Option(help: "How many measured requests to send (the run ends at the first of --duration and --requests).")
     var requests: Int?
 
-    @Option(help: "Warm-up before measuring (sent, not counted).")
-    var warmup: String = "1s"
+    @Option(help: "Warm-up before measuring (sent, not counted; default \(Self.show(Defaults.load.warmup))).")
+    var warmup: String?
 
     @Option(help: "First-reply deadline sent with every request, in milliseconds.")
-    var deadlineMs: Int = 3000
+    var deadlineMs: Int = Defaults.load.deadlineMilliseconds
 
-    @Option(help: "After the last request, how long to wait for outstanding replies.")
-    var drainTimeout: String = "10s"
+    @Option(
+        help:
+            "After the last request, how long to wait for outstanding replies (default \(Self.show(Defaults.load.drainTimeout)))."
+    )
+    var drainTimeout: String?
+
+    @Option(
+        help:
+            "How long to wait for the broker to answer a PING on every connection before giving up (default \(Self.show(Defaults.load.connectTimeout)))."
+    )
+    var connectTimeout: String?
 
     @Option(help: "Open loop: most requests in flight; due requests beyond it wait in the client.")
-    var maxInFlight: Int = 200_000
+    var maxInFlight: Int = Defaults.load.maxInFlight
 
     @Option(help: "Intent type to send (Echo by default; other intents take --parameters).")
     var intent: String = "Echo"
@@ -155,6 +170,19 @@ struct LoadCommand: AsyncParsableCommand {
         }
     }
 
+    /// The closed loop's concurrency when neither --concurrency nor --rate is given.
+    static var defaultConcurrency: Int {
+        if case .closed(let concurrency) = Defaults.load.mode { return concurrency }
+        return 1
+    }
+
+    /// A default duration as the options take it: `1s`, `500ms`.
+    static func show(_ duration: Duration?) -> String {
+        guard let duration else { return "none" }
+        let milliseconds = duration.wholeMilliseconds
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(milliseconds)ms"
+    }
+
     func makeConfiguration() throws -> LoadConfiguration {
         func parse(_ text: String, _ flag: String) throws -> Duration {
             guard let value = LoadDuration.parse(text) else {
@@ -163,15 +191,19 @@ struct LoadCommand: AsyncParsableCommand {
             return value
         }
         if rate != nil && concurrency != nil { throw ValidationError("give --concurrency or --rate, not both") }
-        let mode: LoadConfiguration.Mode = rate.map { .open(rate: $0) } ?? .closed(concurrency: concurrency ?? 100)
-        var connections = self.connections ?? 4
+        let defaults = Defaults.load
+        let mode: LoadConfiguration.Mode =
+            rate.map { .open(rate: $0) } ?? concurrency.map { .closed(concurrency: $0) } ?? defaults.mode
+        var connections = self.connections ?? defaults.connections
         if case .closed(let concurrency) = mode { connections = min(connections, concurrency) }
         var runFor: Duration? = try self.duration.map { try parse($0, "--duration") }
-        if runFor == nil && requests == nil { runFor = .seconds(10) }
+        if runFor == nil && requests == nil { runFor = defaults.duration }
         return LoadConfiguration(
             endpoint: broker, mode: mode, connections: connections, duration: runFor, requestCount: requests,
-            warmup: try parse(warmup, "--warmup"), deadlineMilliseconds: deadlineMs,
-            drainTimeout: try parse(drainTimeout, "--drain-timeout"), maxInFlight: maxInFlight
+            warmup: try warmup.map { try parse($0, "--warmup") } ?? defaults.warmup, deadlineMilliseconds: deadlineMs,
+            drainTimeout: try drainTimeout.map { try parse($0, "--drain-timeout") } ?? defaults.drainTimeout,
+            maxInFlight: maxInFlight,
+            connectTimeout: try connectTimeout.map { try parse($0, "--connect-timeout") } ?? defaults.connectTimeout
         )
     }
 

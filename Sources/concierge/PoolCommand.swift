@@ -1,12 +1,14 @@
 import ArgumentParser
+import ConciergeCommandLine
 import IntentPool
+import IntentWorker
 import Logging
 import ServiceLifecycle
 import UnixSignals
 
 struct PoolOptions: ParsableArguments {
     @Option(name: .customLong("workers"), help: "Number of worker processes.")
-    var size: Int = 2
+    var size: Int = Defaults.pool.size
 
     @Option(help: "Control endpoint for resizing a running pool (`concierge scale`).")
     var control: String = Defaults.control
@@ -23,7 +25,7 @@ struct PoolCommand: AsyncParsableCommand {
     )
 
     @Option(help: "The broker's backend endpoint (passed to the default worker).")
-    var broker: String = Defaults.backend
+    var broker: String = Defaults.worker.brokerEndpoint
 
     @OptionGroup var pool: PoolOptions
     @OptionGroup var worker: WorkerOptions

@@ -2,6 +2,7 @@ import ConciergeJSON
 import ConciergeTestKit
 import Foundation
 import IntentClient
+import IntentWire
 import Testing
 import ZeroMQ
 

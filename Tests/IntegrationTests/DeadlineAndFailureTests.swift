@@ -2,6 +2,7 @@ import ConciergeJSON
 import ConciergeTestKit
 import Foundation
 import IntentClient
+import IntentWire
 import Testing
 
 /// Deadlines, lost workers, draining, and the pool's supervision, with real processes.

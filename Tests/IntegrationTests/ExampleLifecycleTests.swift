@@ -2,6 +2,7 @@ import ConciergeJSON
 import ConciergeTestKit
 import Foundation
 import IntentClient
+import IntentWire
 import Testing
 
 /// The seed examples through a real broker and real worker processes: every resolution kind, confirm and handle

@@ -2,6 +2,7 @@ import ConciergeJSON
 import ConciergeTestKit
 import Foundation
 import IntentClient
+import IntentWire
 import Testing
 
 /// Overload behaviour with real processes: what the queue cannot start before the deadline is shed at once.

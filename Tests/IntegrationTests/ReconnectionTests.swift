@@ -2,6 +2,7 @@ import ConciergeJSON
 import ConciergeTestKit
 import Foundation
 import IntentClient
+import IntentWire
 import Testing
 
 /// What other ZeroMQ brokers get wrong: replies to vanished peers, restarted peers reusing a routing id, and

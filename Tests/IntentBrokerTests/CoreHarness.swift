@@ -75,7 +75,8 @@ struct CoreHarness {
 
     /// The worker answers its oldest job (or the one for request `id`).
     mutating func answer(
-        _ worker: String, request id: String? = nil, outcome: WorkerResult.Outcome = .stop, body: String = "{\"done\":1}"
+        _ worker: String, request id: String? = nil, outcome: WorkerResult.Outcome = .stop,
+        body: String = "{\"done\":1}"
     ) {
         guard var queue = jobs[worker], !queue.isEmpty else {
             Issue.record("worker \(worker) has no job to answer")

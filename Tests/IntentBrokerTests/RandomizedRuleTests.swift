@@ -37,7 +37,8 @@ import Testing
                 let client = "c\(choice % 2)"
                 let phase = [RequestPhase.resolve, .confirm, .handle, .lifecycle][choice / 2 % 4]
                 let deadline = [nil, 100, 500, 2000][choice / 8 % 4]
-                broker.send(id, type: choice / 32 % 2 == 0 ? "A" : "B", phase: phase, deadlineMs: deadline, client: client)
+                broker.send(
+                    id, type: choice / 32 % 2 == 0 ? "A" : "B", phase: phase, deadlineMs: deadline, client: client)
                 sent.append((client, id))
             case 3, 4:
                 guard broker.jobs[worker]?.isEmpty == false else { continue }

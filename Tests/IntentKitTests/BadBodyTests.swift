@@ -20,7 +20,7 @@ struct BadBodyTests {
         ]
     )
     func malformedBodies(text: String, fragment: String) async throws {
-        for phase in IntentPhase.allCases {
+        for phase in [IntentPhase.resolve, .confirm, .handle] {
             let job = try await runJob("Echo", phase, text)
             #expect(job.outcome == .error)
             #expect(job.json["code"] == "bad-body")
@@ -71,7 +71,7 @@ struct BadBodyTests {
     )
     func definitionViolations(example: (String, String, String, String, [String])) async throws {
         let (intentType, parameters, code, parameter, fragments) = example
-        for phase in IntentPhase.allCases {
+        for phase in [IntentPhase.resolve, .confirm, .handle] {
             let job = try await runJob(intentType, phase, body(intentType, parameters))
             #expect(job.outcome == .error)
             #expect(job.json["code"] == .string(code))
@@ -111,6 +111,12 @@ struct BadBodyTests {
         #expect(job.json["message"] == #"intent type "Echo" does not match the job's intent type "SendMessage""#)
     }
 
+    @Test func aLifecycleJobIsMalformed() async throws {
+        let job = try await runJob("Echo", .lifecycle, body("Echo", #"{"text":"hi"}"#))
+        #expect(job.outcome == .error)
+        #expect(job.json["code"] == .string(IntentError.Code.malformed.rawValue))
+    }
+
     @Test func nullParametersAreMissingNotErrors() async throws {
         let job = try await runJob("SendMessage", .resolve, body("SendMessage", #"{"recipient":null,"content":"Hi"}"#))
         #expect(job.outcome == .stop)
@@ -118,7 +124,7 @@ struct BadBodyTests {
     }
 
     @Test func unknownIntentTypeIsAnUnknownIntentError() async throws {
-        for phase in IntentPhase.allCases {
+        for phase in [IntentPhase.resolve, .confirm, .handle] {
             let job = try await runJob("OrderPizza", phase, body("OrderPizza", "{}"))
             #expect(job.outcome == .error)
             #expect(job.json["code"] == "unknown-intent")

@@ -33,6 +33,24 @@ struct LifecycleTests {
         #expect(result.json?["confirm"]?["code"] == "failureRequiringAppLaunch")
     }
 
+    /// Schemas/json/interaction.schema.json requires `intent.parameters` in every Interaction, so a request sent
+    /// without it (or with null) gets an output intent with an empty parameters object, whatever phase ends it.
+    @Test(arguments: [#"{"type":"Echo"}"#, #"{"type":"Echo","parameters":null}"#])
+    func outputIntentsAlwaysCarryParameters(intent: String) async throws {
+        for phase in [IntentPhase.resolve, .confirm, .handle] {
+            let job = try await runJob("Echo", phase, #"{"intent":\#(intent)}"#)
+            #expect(job.outcome != .error, "\(phase): \(job.json)")
+            #expect(job.json["intent"]?["parameters"] == .object([:]), "\(phase)")
+        }
+        let result = await Examples.provider.runLifecycle(
+            intentType: "Echo", body: Array(#"{"intent":\#(intent)}"#.utf8))
+        let json = try #require(result.json)
+        #expect(json["intent"]?["parameters"] == .object([:]), "\(result.phase)")
+        if let interaction = json["handle"]?["userActivity"]?["userInfo"]?["interaction"] {
+            #expect(interaction["intent"]?["parameters"] == .object([:]))
+        }
+    }
+
     @Test func lifecycleByBodyReportsErrors() async {
         let result = await Examples.provider.runLifecycle(intentType: "Echo", body: Array("nope".utf8))
         #expect(result.phase == .resolve)

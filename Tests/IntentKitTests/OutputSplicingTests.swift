@@ -1,5 +1,6 @@
 import ConciergeExamples
 import ConciergeJSON
+import Foundation
 import IntentKit
 import Testing
 

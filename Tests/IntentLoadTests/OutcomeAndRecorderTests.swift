@@ -1,3 +1,4 @@
+import Histogram
 import IntentLoad
 import Testing
 

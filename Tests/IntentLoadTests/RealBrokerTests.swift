@@ -1,6 +1,7 @@
 import ConciergeJSON
 import ConciergeTestKit
 import Foundation
+import Histogram
 import IntentLoad
 import IntentWire
 import Testing

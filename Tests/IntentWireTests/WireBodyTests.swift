@@ -1,3 +1,4 @@
+import ConciergeJSON
 import IntentWire
 import Testing
 
@@ -19,6 +20,18 @@ import Testing
             String(decoding: body, as: UTF8.self)
                 == #"{"code":"malformed","message":"a \"quoted\"\\ line\nand\u0001"}"#
         )
+    }
+
+    @Test func errorBodiesEscapeControlCharactersAsTheJSONSerializerDoes() throws {
+        let message = "back\u{8}space, form\u{C}feed, bell\u{7}, tab\t, nul\u{0}, \"é\""
+        let body = WireBody.error(.badBody, message)
+        #expect(
+            String(decoding: body, as: UTF8.self)
+                == #"{"code":"bad-body","message":"back\bspace, form\ffeed, bell\u0007, tab\t, nul\u0000, \"é\""}"#
+        )
+        let serialized = JSONValue.object(["code": .string("bad-body"), "message": .string(message)]).serialized()
+        #expect(body == serialized)
+        #expect(try JSONValue.parse(body)["message"]?.stringValue == message)
     }
 
     @Test func progressBodiesNameTheWorkerOnlyWhenRunning() {

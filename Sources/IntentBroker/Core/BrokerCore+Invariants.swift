@@ -1,3 +1,5 @@
+import HeapModule
+
 /// The core's invariants, checked by the tests after every step (cheap enough for tests, never called by the
 /// broker itself).
 extension BrokerCore {
@@ -10,13 +12,17 @@ extension BrokerCore {
         for request in requests.values where request.isQueued { queuedByType[request.intentType] += 1 }
         for (type, state) in intentTypes.enumerated() {
             if state.queue.count != queuedByType[type] {
-                problems.append("type \(state.displayName): queue count \(state.queue.count), queued requests \(queuedByType[type])")
+                problems.append(
+                    "type \(state.displayName): queue count \(state.queue.count), queued requests \(queuedByType[type])"
+                )
             }
             if state.queue.storedEntries < state.queue.count {
                 problems.append("type \(state.displayName): fewer entries than its count")
             }
             let waiting = state.queue.waiting
-            if Set(waiting).count != waiting.count { problems.append("type \(state.displayName): a request queued twice") }
+            if Set(waiting).count != waiting.count {
+                problems.append("type \(state.displayName): a request queued twice")
+            }
             for id in waiting where requests[id]?.isQueued != true {
                 problems.append("type \(state.displayName): queue holds request \(id) that is not queued")
             }
@@ -34,7 +40,9 @@ extension BrokerCore {
             }
             if requestIDs[request.key] != request.id { problems.append("request \(request.id) not found by its key") }
         }
-        if requestIDs.count != requests.count { problems.append("\(requestIDs.count) keys for \(requests.count) requests") }
+        if requestIDs.count != requests.count {
+            problems.append("\(requestIDs.count) keys for \(requests.count) requests")
+        }
         // Workers are indexed by routing id, and each serves the types that list it.
         for worker in workers.values {
             if workerIDs[worker.routingID] != worker.id { problems.append("worker \(worker.name) not indexed") }

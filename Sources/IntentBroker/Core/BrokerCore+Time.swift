@@ -1,4 +1,6 @@
+import HeapModule
 import IntentWire
+import Logging
 
 /// Time: deadlines and the hard limit (section 6.3), heartbeats and silent workers (7.1), unserved types (6.6),
 /// result expiry (6.4) and shutdown (8.2).

@@ -1,4 +1,5 @@
 import IntentWire
+import Logging
 
 /// Workers: registration, results, drain, departure and lost jobs (sections 5, 6.6, 6.7, 7.1, 8.1).
 extension BrokerCore {

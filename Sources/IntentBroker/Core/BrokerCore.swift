@@ -124,8 +124,7 @@ struct BrokerCore<Body> {
     // MARK: Ending requests
 
     /// Ends a request with its final or error reply: the one place a request leaves the table.
-    mutating func end(_ id: RequestID, status: ClientReply<Body>.Status, payload: ReplyPayload<Body>, now: UInt64)
-    {
+    mutating func end(_ id: RequestID, status: ClientReply<Body>.Status, payload: ReplyPayload<Body>, now: UInt64) {
         guard let request = requests.removeValue(forKey: id) else { return }
         leaveQueue(request)
         requestIDs.removeValue(forKey: request.key)

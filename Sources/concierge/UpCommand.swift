@@ -1,11 +1,13 @@
 import ArgumentParser
+import ConciergeCommandLine
 import IntentBroker
 import IntentPool
 import Logging
 import ServiceLifecycle
 import UnixSignals
+import ZeroMQ
 
-struct Up: AsyncParsableCommand {
+struct UpCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "up",
         abstract: "Run a broker and a pool of example workers on loopback, ready for `concierge send`."

@@ -1,11 +1,12 @@
 import ArgumentParser
+import ConciergeCommandLine
 import ConciergeJSON
 import Foundation
 import IntentClient
 import IntentWire
 import ZeroMQ
 
-struct Send: AsyncParsableCommand {
+struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
         abstract: "Send one intent and print every reply (progress, then final) as one JSON line each.",
@@ -17,7 +18,7 @@ struct Send: AsyncParsableCommand {
     )
 
     @Option(help: "The broker's frontend endpoint.")
-    var broker: String = Defaults.frontend
+    var broker: String = Defaults.client.brokerEndpoint
 
     @Option(help: "resolve, confirm, handle or lifecycle.")
     var phase: String = "lifecycle"
@@ -29,6 +30,9 @@ struct Send: AsyncParsableCommand {
     var id: String?
 
     @OptionGroup var curve: CurveClientOptions
+
+    /// The client's heartbeat: with no broker answering, the request fails (exit status 2) after three intervals.
+    @OptionGroup var heartbeat: HeartbeatOption
 
     @Option(help: "Give up after this many seconds without a final reply.")
     var timeout: Int = 120
@@ -56,7 +60,11 @@ struct Send: AsyncParsableCommand {
             FileHandle.standardError.write(Data("concierge send: \(error)\n".utf8))
             throw ExitCode(2)
         }
-        let client = try ConciergeClient(configuration: .init(brokerEndpoint: broker, curve: keys))
+        let client = try ConciergeClient(
+            configuration: .init(
+                brokerEndpoint: broker, heartbeatInterval: .milliseconds(heartbeat.heartbeatMs), curve: keys
+            )
+        )
         defer { client.close() }
         let stream = client.send(
             intentType: intentType, phase: phase, body: interaction.serialized(),

@@ -1,0 +1,327 @@
+import IntentKit
+import IntentWire
+import Logging
+import Synchronization
+import ZeroMQ
+
+/// The worker's socket loop: one thread owns the DEALER socket; jobs run as tasks on Swift's pool and hand their
+/// results back through a locked queue and an eventfd.
+final class WorkerLoop: @unchecked Sendable {
+    struct Finished {
+        let generation: Int
+        let jobID: [UInt8]
+        let output: JobOutput
+    }
+
+    let configuration: WorkerConfiguration
+    let provider: HandlerProvider
+    let logger: Logger
+    private let context = ZMQContext()
+    private let wake = EventFD()
+    private let drainRequested = Atomic<Bool>(false)
+    private let finished = Mutex<[Finished]>([])
+    private let executor: WorkerThreadExecutor?
+
+    // Loop-thread state
+    private var socket: ZMQSocket?
+    /// Watches the socket for failed security handshakes (read when the broker is silent, to say why).
+    private var monitor: ZMQSocketMonitor?
+    private var generation = 0
+    private var running = 0
+    private var draining = false
+    /// The broker acknowledged DRAIN: every JOB it sent us has arrived.
+    private var drainAcknowledged = false
+    private var drainDeadline: UInt64 = 0
+    private var brokerExpiry: UInt64 = 0
+    private var nextHeartbeat: UInt64 = 0
+    private var reconnectDelay: Duration
+
+    init(configuration: WorkerConfiguration, provider: HandlerProvider, logger: Logger) {
+        self.configuration = configuration
+        self.provider = provider
+        var logger = logger
+        logger[metadataKey: "worker"] = "\(configuration.name)"
+        self.logger = logger
+        reconnectDelay = configuration.reconnectInitialDelay
+        executor = configuration.jobExecution == .workerThread ? WorkerThreadExecutor(wake: wake) : nil
+    }
+
+    func requestDrain() {
+        drainRequested.store(true, ordering: .releasing)
+        wake.signal()
+    }
+
+    private var heartbeatNanos: UInt64 { configuration.heartbeatInterval.nanoseconds }
+
+    // MARK: Connection
+
+    private func connect() {
+        socket?.close()
+        monitor?.close()
+        monitor = nil
+        generation += 1
+        do {
+            let socket = try ZMQSocket(context: context, type: .dealer)
+            try socket.setOption(.routingID, string: configuration.name)
+            try socket.setOption(.sendHighWaterMark, 100_000)
+            try socket.setOption(.receiveHighWaterMark, 100_000)
+            if let curve = configuration.curve { try socket.makeCurveClient(curve) }
+            monitor = try? ZMQSocketMonitor(context: context, watching: socket, events: .handshakeFailures)
+            try socket.connect(configuration.brokerEndpoint)
+            var frames: [[UInt8]] = [
+                CIP.workerSignature.bytes, CIP.Worker.ready.bytes, Array(String(configuration.capacity).utf8),
+                Array(configuration.name.utf8),
+            ]
+            frames += provider.intentTypes.map { Array($0.utf8) }
+            // Never waits: the fresh connection pipe takes it (it would be gone only after a failed handshake).
+            guard try socket.send(multipart: frames) else { throw ZMQError.wouldBlock }
+            self.socket = socket
+        } catch {
+            logger.error("cannot connect to the broker", metadata: ["error": "\(error)"])
+            self.socket = nil
+        }
+        let now = MonotonicTime.now()
+        brokerExpiry = now + heartbeatNanos * UInt64(max(1, configuration.heartbeatLiveness))
+        nextHeartbeat = now + heartbeatNanos
+        logger.info(
+            "worker registering",
+            metadata: [
+                "broker": "\(configuration.brokerEndpoint)", "capacity": "\(configuration.capacity)",
+                "intents": "\(provider.intentTypes)",
+            ]
+        )
+    }
+
+    /// Waits with exponential backoff, then connects again (results of jobs from the old connection are dropped:
+    /// the broker has re-dispatched or failed them).
+    private func reconnect(reason: String) {
+        if let failure = handshakeFailure() {
+            logger.error(
+                "the broker refused this worker's connection; retrying",
+                metadata: ["reason": "\(failure)", "delay": "\(reconnectDelay)"]
+            )
+        } else {
+            logger.warning(
+                "broker lost; reconnecting",
+                metadata: ["reason": "\(reason)", "delay": "\(reconnectDelay)"]
+            )
+        }
+        socket?.close()
+        socket = nil
+        monitor?.close()
+        monitor = nil
+        let until = MonotonicTime.now() + reconnectDelay.nanoseconds
+        var poller = ZMQPoller()
+        let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
+        while MonotonicTime.now() < until {
+            let left = Int((until - MonotonicTime.now()) / 1_000_000) + 1
+            _ = try? poller.poll(timeoutMilliseconds: left)
+            if poller.isReadable(wakeIndex) {
+                wake.drain()
+                if drainRequested.load(ordering: .acquiring) { return }
+            }
+        }
+        reconnectDelay = min(reconnectDelay * 2, configuration.reconnectMaxDelay)
+        connect()
+    }
+
+    /// The last failed security handshake on the current connection, explained (nil if none failed).
+    private func handshakeFailure() -> String? {
+        var explanation: String?
+        while let event = try? monitor?.receive() {
+            explanation = event.handshakeFailureExplanation(usingCurve: configuration.curve != nil) ?? explanation
+        }
+        return explanation
+    }
+
+    // MARK: Loop
+
+    func run() {
+        executor?.adoptCurrentThread()
+        connect()
+        var buffer = ZMQMultipart(capacity: 16)
+        while true {
+            if drainRequested.load(ordering: .acquiring) && !draining { beginDrain() }
+            if draining
+                && ((running == 0 && (drainAcknowledged || socket == nil))
+                    || MonotonicTime.now() >= drainDeadline)
+            {
+                break
+            }
+            guard let socket else {
+                if draining { break }
+                reconnect(reason: "no connection")
+                if drainRequested.load(ordering: .acquiring) && socket == nil { break }
+                continue
+            }
+            var poller = ZMQPoller()
+            poller.add(socket)
+            let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
+            let now = MonotonicTime.now()
+            var wakeAt = min(nextHeartbeat, brokerExpiry)
+            if draining { wakeAt = min(wakeAt, drainDeadline) }
+            var timeout = wakeAt > now ? Int((wakeAt - now + 999_999) / 1_000_000) : 0
+            if executor?.hasPendingJobs == true || hasFinished { timeout = 0 }
+            do {
+                try poller.poll(timeoutMilliseconds: timeout)
+            } catch {
+                logger.error("poll failed", metadata: ["error": "\(error)"])
+                break
+            }
+            if poller.isReadable(wakeIndex) { wake.drain() }
+            var budget = 10_000
+            while budget > 0, (try? socket.receive(into: &buffer)) == true {
+                if !handle(&buffer) { break }
+                budget -= 1
+            }
+            // Run the handlers of what just arrived (and of resumed jobs), then answer them in one go.
+            executor?.runPendingJobs()
+            if let current = self.socket { sendFinished(current) }
+            guard self.socket === socket else { continue }  // reconnected while handling
+            let later = MonotonicTime.now()
+            if later >= brokerExpiry {
+                if draining {
+                    logger.warning("broker silent while draining; leaving")
+                    self.socket?.close()
+                    self.socket = nil
+                    break
+                }
+                reconnect(reason: "broker silent for \(configuration.heartbeatLiveness) heartbeats")
+                continue
+            }
+            if later >= nextHeartbeat {
+                _ = try? socket.send(multipart: [CIP.workerSignature.bytes, CIP.Worker.heartbeat.bytes])
+                nextHeartbeat = later + heartbeatNanos
+            }
+        }
+        if let socket {
+            sendFinished(socket)
+            _ = try? socket.send(multipart: [CIP.workerSignature.bytes, CIP.Worker.disconnect.bytes])
+            // Give libzmq a moment to flush the last frames before the socket closes with linger 0.
+            try? socket.setOption(.linger, 1000)
+            socket.close()
+        }
+        monitor?.close()
+        context.terminate()
+        logger.info("worker stopped", metadata: ["unfinished-jobs": "\(running)"])
+    }
+
+    private func beginDrain() {
+        draining = true
+        drainDeadline = MonotonicTime.now() + configuration.drainTimeout.nanoseconds
+        logger.info("worker draining", metadata: ["running": "\(running)"])
+        if let socket { _ = try? socket.send(multipart: [CIP.workerSignature.bytes, CIP.Worker.drain.bytes]) }
+    }
+
+    /// Handles one message from the broker. Returns false when the connection was replaced.
+    private func handle(_ message: inout ZMQMultipart) -> Bool {
+        let now = MonotonicTime.now()
+        brokerExpiry = now + heartbeatNanos * UInt64(max(1, configuration.heartbeatLiveness))
+        reconnectDelay = configuration.reconnectInitialDelay
+        let command: BrokerCommand
+        do throws(BrokerMessageError) {
+            command = try message.withFrames { frames, dropped throws(BrokerMessageError) in
+                try BrokerMessageDecoder().decode(WireFrames(frames, dropped: dropped))
+            }
+        } catch {
+            guard let jobID = error.jobID else {
+                logger.warning("ignored a message from the broker", metadata: ["error": "\(error)"])
+                return true
+            }
+            // A JOB with a usable job id: answer it, so the broker frees the slot and the caller hears why.
+            logger.warning("malformed JOB", metadata: ["error": "\(error)"])
+            running += 1  // balanced when the answer is sent
+            post(
+                Finished(
+                    generation: generation, jobID: jobID,
+                    output: JobOutput(outcome: .error, body: WireBody.error(error.code, error.message))
+                )
+            )
+            return true
+        }
+        switch command {
+        case .job(let job):
+            startJob(job, message: &message)
+        case .heartbeat:
+            break  // liveness already refreshed
+        case .drain:
+            drainAcknowledged = true
+        case .disconnect:
+            if draining { return true }
+            logger.info("broker asked to register again")
+            connect()
+            return false
+        case .error(let code, let text):
+            logger.error("broker reported an error", metadata: ["code": "\(code)", "message": "\(text)"])
+        }
+        return true
+    }
+
+    private func startJob(_ job: WorkerJob, message: inout ZMQMultipart) {
+        let jobID = job.jobID
+        let intentType = job.intentType
+        let left = job.timeLeftMilliseconds
+        let body = message.bytes(WorkerJob.bodyIndex)
+        let generation = self.generation
+        running += 1
+        // The decoder lets no `lifecycle` JOB through, and the job runner answers one with error `malformed`.
+        let phase = job.phase
+        let context = HandlerContext(
+            jobID: Self.hex(jobID),
+            workerName: configuration.name,
+            phase: phase,
+            deadline: .now + .milliseconds(left)
+        )
+        let provider = self.provider
+        let work: @Sendable () async -> Void = {
+            let output = await provider.run(intentType: intentType, phase: phase, body: body, context: context)
+            self.post(Finished(generation: generation, jobID: jobID, output: output))
+        }
+        if let executor {
+            Task(executorPreference: executor, operation: work)
+        } else {
+            Task.detached(operation: work)
+        }
+    }
+
+    /// Lower-case hex of a job id, two digits a byte (one allocation).
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
+            for (index, byte) in bytes.enumerated() {
+                buffer[2 * index] = digits[Int(byte >> 4)]
+                buffer[2 * index + 1] = digits[Int(byte & 0x0F)]
+            }
+            return bytes.count * 2
+        }
+    }
+
+    private func post(_ result: Finished) {
+        finished.withLock { $0.append(result) }
+        // On the loop's own thread the loop sends it before it polls again; elsewhere, wake the loop.
+        if executor == nil || executor?.isOwnerThread == false { wake.signal() }
+    }
+
+    private var hasFinished: Bool { finished.withLock { !$0.isEmpty } }
+
+    private func sendFinished(_ socket: ZMQSocket) {
+        let batch = finished.withLock { pending -> [Finished] in
+            let batch = pending
+            pending.removeAll(keepingCapacity: true)
+            return batch
+        }
+        for result in batch {
+            running -= 1
+            guard result.generation == generation else { continue }  // from a connection that is gone
+            do {
+                try socket.send(CIP.workerSignature, more: true, dontWait: false)
+                try socket.send(CIP.Worker.result, more: true, dontWait: false)
+                try socket.send(result.jobID, more: true, dontWait: false)
+                try socket.send(result.output.outcome.name, more: true, dontWait: false)
+                try socket.send(result.output.body, dontWait: false)
+            } catch {
+                logger.error("could not send a result", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}
