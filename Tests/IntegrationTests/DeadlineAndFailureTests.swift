@@ -58,8 +58,12 @@ extension EndToEnd {
             try cluster.startWorker("single", capacity: 1)
             let client = try cluster.client()
             try await cluster.waitUntilServing(client)
-            let occupying = client.send(intent: echo(["text": "first", "delayMs": 1200]), phase: .handle)
-            try await Task.sleep(for: .milliseconds(100))
+            // The only slot is taken (STATUS says running) for far longer than the second request's deadline.
+            let occupying = client.send(
+                intent: echo(["text": "first", "delayMs": 2500]), phase: .handle, deadline: .seconds(30),
+                requestID: "occupying"
+            )
+            try await client.waitUntilRunning("occupying", on: "single")
             let waiting = try await Cluster.replies(
                 client.send(intent: echo(["text": "second"]), phase: .handle, deadline: .milliseconds(300))
             )
@@ -68,7 +72,8 @@ extension EndToEnd {
             let first = try await Cluster.replies(occupying)
             #expect(first.last?.status == .final)
             // The shed request left nothing behind: the worker takes the next one at once.
-            let next = try await client.request(intent: echo(["text": "third"]), phase: .handle)
+            let next = try await client.request(
+                intent: echo(["text": "third"]), phase: .handle, deadline: .seconds(30))
             #expect(next.body_["handle"]?["data"]?["text"] == "third")
         }
 
@@ -85,18 +90,20 @@ extension EndToEnd {
 
         @Test func killedWorkerResolveJobIsRedispatchedAndHandleJobFailsWithWorkerLost() async throws {
             let cluster = try Cluster()
-            try cluster.startBroker()
+            // A long grace period: the resolve job waits for the second worker however slowly that one starts.
+            try cluster.startBroker(["--worker-grace-ms", "60000"])
             try cluster.startWorker("victim")
             let client = try cluster.client()
             try await cluster.waitUntilServing(client)
 
-            // A slow resolve job lands on the only worker; a second worker joins; the first is killed mid-job.
+            // Slow resolve and handle jobs land on the only worker, which is killed mid-job (their progress replies
+            // say they run there); a second worker then joins. The handle job (60 s) cannot end before the kill.
             let resolveStream = client.send(
-                intent: echo(["text": "again", "delayMs": 1500, "delayPhase": "resolve"]), phase: .resolve,
+                intent: echo(["text": "again", "delayMs": 2000, "delayPhase": "resolve"]), phase: .resolve,
                 deadline: .milliseconds(300)
             )
             let handleStream = client.send(
-                intent: echo(["text": "once", "delayMs": 1500]), phase: .handle, deadline: .milliseconds(300)
+                intent: echo(["text": "once", "delayMs": 60000]), phase: .handle, deadline: .milliseconds(300)
             )
             var resolveIterator = resolveStream.makeAsyncIterator()
             var handleIterator = handleStream.makeAsyncIterator()
@@ -104,9 +111,8 @@ extension EndToEnd {
             let handleProgress = try await handleIterator.next()
             #expect(resolveProgress?.status == .progress && resolveProgress?.body_["worker"] == "victim")
             #expect(handleProgress?.status == .progress && handleProgress?.body_["worker"] == "victim")
-            try cluster.startWorker("survivor")
-            try await Task.sleep(for: .milliseconds(500))
             cluster.signal("victim", SIGKILL)
+            try cluster.startWorker("survivor")
 
             let handleFinal = try await handleIterator.next()
             #expect(handleFinal?.status == .error)
@@ -142,8 +148,11 @@ extension EndToEnd {
             try cluster.startWorker("drainer")
             let client = try cluster.client()
             try await cluster.waitUntilServing(client)
-            let stream = client.send(intent: echo(["text": "finish me", "delayMs": 1000]), phase: .handle)
-            try await Task.sleep(for: .milliseconds(300))
+            let stream = client.send(
+                intent: echo(["text": "finish me", "delayMs": 1000]), phase: .handle, deadline: .seconds(30),
+                requestID: "finish-me"
+            )
+            try await client.waitUntilRunning("finish-me", on: "drainer")
             cluster.signal("drainer", SIGTERM)
             let replies = try await Cluster.replies(stream)
             #expect(replies.last?.status == .final)
@@ -196,6 +205,7 @@ extension EndToEnd {
             try cluster.startWorker("staying", capacity: 4)
             let client = try cluster.client()
             try await cluster.waitUntilServing(client)
+            let answered = Counter()
             let statuses = try await withThrowingTaskGroup(of: String.self) { group in
                 // 40 callers each sending short jobs back to back, so jobs are always on their way to both workers.
                 for caller in 0..<40 {
@@ -207,6 +217,7 @@ extension EndToEnd {
                                 intent: echo(["text": .string("\(caller)-\(index)")]), phase: .handle,
                                 deadline: .seconds(30)
                             )
+                            answered.increment()
                             outcomes.append(
                                 reply.status == .final
                                     ? (reply.body_["handle"]?["code"]?.stringValue ?? "?")
@@ -217,7 +228,8 @@ extension EndToEnd {
                     }
                 }
                 group.addTask {
-                    try await Task.sleep(for: .milliseconds(150))
+                    // The worker leaves while the load runs: once 200 of the 4000 have been answered.
+                    try await waitUntil("200 requests answered") { answered.value >= 200 }
                     cluster.signal("leaving", SIGTERM)
                     return "signal"
                 }
@@ -256,15 +268,10 @@ extension EndToEnd {
             let image = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(firstPID)/exe")
             #expect(image.hasSuffix("/concierge-worker"))
             kill(Int32(firstPID), SIGKILL)
-            var replaced: Int?
-            for _ in 0..<100 {
-                try await Task.sleep(for: .milliseconds(100))
-                if let pid = try await poolStatus()["workers"]?["0"]?.intValue, pid != firstPID {
-                    replaced = pid
-                    break
-                }
+            try await waitUntil("the pool replaces the killed worker", poll: .milliseconds(100)) {
+                let pid = try await poolStatus()["workers"]?["0"]?.intValue
+                return pid != nil && pid != firstPID
             }
-            #expect(replaced != nil)
             try await cluster.waitUntilServing(client)
 
             // Scale up to 3 while running; three distinct worker processes serve concurrent jobs.
@@ -274,25 +281,24 @@ extension EndToEnd {
             try process.run()
             process.waitUntilExit()
             #expect(process.terminationStatus == 0)
-            var pids: Set<Int> = []
-            for _ in 0..<50 where pids.count < 3 {
-                pids = Set((try await poolStatus()["workers"]?.objectValue ?? [:]).values.compactMap(\.intValue))
-                try await Task.sleep(for: .milliseconds(100))
+            try await waitUntil("the pool runs 3 workers", poll: .milliseconds(100)) {
+                Set((try await poolStatus()["workers"]?.objectValue ?? [:]).values.compactMap(\.intValue)).count == 3
             }
-            #expect(pids.count == 3)
+            // Rounds of 12 concurrent jobs until all three have served (each registers when it has started).
             var served: Set<Int> = []
-            for _ in 0..<10 where served.count < 3 {
+            try await waitUntil("3 distinct workers serve") {
                 try await withThrowingTaskGroup(of: Int?.self) { group in
                     for _ in 0..<12 {
                         group.addTask {
-                            let reply = try await client.request(intent: echo(["delayMs": 200]), phase: .handle)
+                            let reply = try await client.request(
+                                intent: echo(["delayMs": 200]), phase: .handle, deadline: .seconds(30))
                             return reply.body_["handle"]?["data"]?["pid"]?.intValue
                         }
                     }
                     for try await pid in group { if let pid { served.insert(pid) } }
                 }
+                return served.count == 3
             }
-            #expect(served.count == 3)
 
             // Scale down to 1: the removed workers drain and exit, and the pool keeps one.
             let down = Process()
@@ -300,24 +306,20 @@ extension EndToEnd {
             down.arguments = ["scale", "--control", cluster.control, "1"]
             try down.run()
             down.waitUntilExit()
-            var remaining = 3
-            for _ in 0..<100 where remaining != 1 {
-                try await Task.sleep(for: .milliseconds(100))
-                remaining = try await poolStatus()["workers"]?.objectValue?.count ?? -1
+            try await waitUntil("the pool is down to 1 worker", poll: .milliseconds(100)) {
+                try await poolStatus()["workers"]?.objectValue?.count == 1
             }
-            #expect(remaining == 1)
-            #expect(try await client.request(intent: echo(["text": "after"]), phase: .handle).status == .final)
+            #expect(
+                try await client.request(intent: echo(["text": "after"]), phase: .handle, deadline: .seconds(30))
+                    .status == .final)
 
             // If the pool itself dies, its workers notice and leave instead of lingering unsupervised.
             let orphan = try #require(try await poolStatus()["workers"]?.objectValue?.values.first?.intValue)
             cluster.signal("pool", SIGKILL)
-            var gone = false
-            for _ in 0..<100 where !gone {
-                try await Task.sleep(for: .milliseconds(100))
+            try await waitUntil("the orphaned worker \(orphan) exits") {
                 let stat = (try? String(contentsOfFile: "/proc/\(orphan)/stat", encoding: .utf8)) ?? ""
-                gone = stat.isEmpty || stat.contains(") Z ")
+                return stat.isEmpty || stat.contains(") Z ")
             }
-            #expect(gone)
         }
     }
 }

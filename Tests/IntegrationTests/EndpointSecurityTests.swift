@@ -67,10 +67,8 @@ extension EndToEnd {
             try cluster.start(
                 "broker-insecure", ["broker", "--frontend", "tcp://lo:*", "--backend", cluster.backend, "--insecure"]
             )
-            var waited = 0
-            while !cluster.log("broker-insecure").contains("broker ready") && waited < 100 {
-                try await Task.sleep(for: .milliseconds(100))
-                waited += 1
+            try? await waitUntil("the broker is ready", poll: .milliseconds(100)) {
+                cluster.log("broker-insecure").contains("broker ready")
             }
             #expect(cluster.log("broker-insecure").contains("broker ready"))
             cluster.signal("broker-insecure", SIGTERM)

@@ -28,9 +28,7 @@ extension EndToEnd {
                 intent: echo(["text": "survives", "delayMs": 1500, "delayPhase": "resolve"]), phase: .resolve,
                 deadline: .milliseconds(200), requestID: "handover"
             )
-            while try await client.status(of: "handover").body_["state"] != "running" {
-                try await Task.sleep(for: .milliseconds(50))
-            }
+            try await client.waitUntilRunning("handover", on: "same-name")
             // The old process hangs with its connection still open (as after a crash behind a NAT or a VM pause)...
             cluster.signal("old", SIGSTOP)
             defer { cluster.signal("old", SIGCONT) }
@@ -41,7 +39,7 @@ extension EndToEnd {
             let replies = try await withThrowingTaskGroup(of: [Reply]?.self) { group in
                 group.addTask { try await Cluster.replies(stream) }
                 group.addTask {
-                    try await Task.sleep(for: .seconds(10))
+                    try await Task.sleep(for: .seconds(30))  // a bound on a hang, not an ordering
                     return nil
                 }
                 let first = try await group.next() ?? nil
@@ -58,7 +56,8 @@ extension EndToEnd {
         @Test func aReplyToAClientThatWentAwayIsKeptForItsStatusQuery() async throws {
             let cluster = try Cluster()
             try cluster.startBroker()
-            try cluster.startWorker("w1")
+            // Capacity 1: a later job starts only after the earlier one ended (see below).
+            try cluster.startWorker("w1", capacity: 1)
             let configuration = ClientConfiguration(
                 brokerEndpoint: cluster.frontend, routingID: "steady-client", heartbeatInterval: .milliseconds(250)
             )
@@ -73,7 +72,12 @@ extension EndToEnd {
             first?.close()
             first = nil
             // The final reply is sent while no client holds the routing id (ROUTER_MANDATORY: not silently lost).
-            try await Task.sleep(for: .milliseconds(1200))
+            // Another client's request, queued behind it on the only worker slot, ends after it: by then the reply
+            // had nowhere to go.
+            let bystander = try cluster.client()
+            let after = try await bystander.request(
+                intent: echo(["text": "after"]), phase: .handle, deadline: .seconds(30))
+            #expect(after.status == .final)
             let second = try ConciergeClient(configuration: configuration)
             let status = try await second.status(of: "remember-me")
             #expect(status.status == .final)
@@ -89,8 +93,9 @@ extension EndToEnd {
             )
             let client = try cluster.client()
             try await cluster.waitUntilServing(client)
-            let inFlight = client.send(intent: echo(["delayMs": 3000]), phase: .handle)
-            try await Task.sleep(for: .milliseconds(200))
+            let inFlight = client.send(
+                intent: echo(["delayMs": 3000]), phase: .handle, deadline: .seconds(30), requestID: "in-flight")
+            try await client.waitUntilRunning("in-flight", on: "w1")
             cluster.signal("broker", SIGKILL)
             _ = await cluster.waitForExit("broker")
             // The request in flight fails clearly instead of hanging.
