@@ -64,7 +64,8 @@ extension EndToEnd {
             let plain = try runConcierge(load)
             #expect(plain.status == 2)
             #expect(plain.error.contains("did not answer PING"))
-            #expect(cluster.log("broker").contains("CURVE handshake rejected") == false)  // plain: no ZAP request at all
+            // Plain: no ZAP request at all.
+            #expect(cluster.log("broker").contains("CURVE handshake rejected") == false)
         }
 
         /// `concierge up` with CURVE: the broker's keys and allowlists, and the key its workers use.
