@@ -274,8 +274,13 @@ extension LoadRuns {
             let runner = try LoadRunner(
                 configuration: closed(broker, concurrency: 4, duration: .seconds(60)), workload: .echo()
             )
+            // Stopped once the run is under way (the scripted broker has answered a few requests), not after a fixed
+            // time that a busy machine may need just to connect.
             let stopper = Task {
-                try await Task.sleep(for: .milliseconds(400))
+                let end = ContinuousClock.now + .seconds(30)
+                while broker.requests.count < 10 && ContinuousClock.now < end {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
                 runner.stop()
             }
             let summary = try await runner.run()

@@ -104,7 +104,8 @@ func makeRecorder(count: Int, stepMicros: UInt64 = 10, intervals: Int = 3) -> Lo
     return recorder
 }
 
-/// A progress callback that holds up the load thread (which calls it) once, on its first call.
+/// A progress callback that holds up the load thread (which calls it) once, on its first call. The stall is what the
+/// tests using it are about (requests falling due while the sender is held up), not a wait for something to happen.
 final class StallOnce: Sendable {
     private let calls = Mutex(0)
     private let microseconds: UInt32
@@ -151,9 +152,9 @@ struct CommandTimedOut: Error, CustomStringConvertible {
 
 /// Runs `concierge <arguments>` as a real process and waits for it (killed, by pid, after `timeout`).
 /// Standard output and error go to files (no pipe can fill up and block the child).
-/// `interruptAfter`: send SIGINT (as Ctrl-C would) that long after the start.
+/// `interruptWhenStandardErrorContains`: send SIGINT (as Ctrl-C would) once standard error contains this text.
 func runConcierge(
-    _ arguments: [String], timeout: Duration = .seconds(60), interruptAfter: Duration? = nil
+    _ arguments: [String], timeout: Duration = .seconds(60), interruptWhenStandardErrorContains: String? = nil
 ) async throws -> CommandResult {
     let directory = try makeTemporaryDirectory("concierge-load-cli")
     defer { try? FileManager.default.removeItem(at: directory) }
@@ -174,11 +175,15 @@ func runConcierge(
     process.standardError = err
     process.standardInput = FileHandle.nullDevice
     try process.run()
-    if let interruptAfter {
-        try await Task.sleep(for: interruptAfter)
+    let end = ContinuousClock.now + timeout
+    if let text = interruptWhenStandardErrorContains {
+        while process.isRunning && ContinuousClock.now < end
+            && !((try? String(contentsOf: errURL, encoding: .utf8)) ?? "").contains(text)
+        {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         if process.isRunning { kill(process.processIdentifier, SIGINT) }
     }
-    let end = ContinuousClock.now + timeout
     while process.isRunning && ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(20)) }
     if process.isRunning {
         kill(process.processIdentifier, SIGKILL)

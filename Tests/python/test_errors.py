@@ -371,6 +371,7 @@ def test_busy_at_arrival_when_the_queue_moves_too_slowly(spawn):
     for _ in range(6):
         rid = c.request("Hold", "resolve", body, deadline=5000)
         job = w.job()
+        # Not an ordering sleep: holding each job 100 ms is what sets the pace (about 10 jobs/s) under test.
         time.sleep(0.1)
         w.result(job, "stop", {**body, "resolve": {}})
         assert c.reply(rid).status == "final"
@@ -498,9 +499,10 @@ def test_bad_body(client, body, phase):
 
 def test_shutting_down(spawn):
     """SIGTERM to a broker with a request in flight: new REQUESTs get shutting-down at once (F4 as requested);
-    STATUS and PING are still answered; the request still in flight after the grace period (5 s) ends with
-    shutting-down (F4 its job's phase); every worker gets DISCONNECT; the broker exits."""
-    broker = spawn.broker(heartbeat_ms=250)
+    STATUS and PING are still answered; the request still in flight after the grace period ends with
+    shutting-down (F4 its job's phase); every worker gets DISCONNECT; the broker exits. The grace period is 1.5 s
+    instead of the default 5 s: it only has to outlast the few round trips made between the refusal and STATUS."""
+    broker = spawn.broker(heartbeat_ms=250, shutdown_grace_ms=1500)
     w = spawn.pyworker(broker, types=["Hold"], capacity=2)
     w.wait_heartbeat()
     c = spawn.client(broker)
@@ -509,17 +511,19 @@ def test_shutting_down(spawn):
     w.job()
     broker.proc.signal(signal.SIGTERM)
     # The broker refuses new requests once it has seen the signal. A request that slipped in before is accepted
-    # (and waits: the worker does not answer); send another until one is refused.
+    # (and waits: the worker does not answer); send another until one is refused. A STATUS right after each REQUEST
+    # tells which (answers come in order): an accepted one is in progress, a refused one got its error REPLY first.
     accepted = []
     end = time.monotonic() + 10
     while True:
         assert time.monotonic() < end, "the broker never refused a new request"
         rid = c.request("Hold", "lifecycle", body, deadline=60000)
-        try:
-            m = c.reply(rid, timeout=0.5)
-        except TimeoutError:
+        c.status(rid)
+        if c.status_answer(rid).status == "progress":
             accepted.append(rid)
+            time.sleep(0.01)
             continue
+        m = c.reply(rid)
         break
     assert (m.code, m.phase) == ("shutting-down", "lifecycle")
     c.ping_roundtrip()
@@ -539,7 +543,15 @@ def test_shutdown_lets_requests_in_flight_finish(spawn):
     spawn.worker(broker, capacity=4)
     c = spawn.client(broker)
     rid = c.request("Echo", "lifecycle", echo(text="finish me", delayMs=700), deadline=5000)
-    time.sleep(0.2)
+    # Accepted and started (its handle job is on the worker) before the broker hears SIGTERM.
+    end = time.monotonic() + 15
+    while True:
+        c.status(rid)
+        s = c.status_answer(rid)
+        if s.status == "progress" and s.phase == "handle" and s.json["state"] == "running":
+            break
+        assert time.monotonic() < end, f"the request never reached its handle job: {s}"
+        time.sleep(0.01)
     broker.proc.signal(signal.SIGTERM)
     final = c.replies(rid)[-1]
     assert (final.status, final.phase) == ("final", "handle")

@@ -161,7 +161,10 @@ def test_sigterm_drains_the_worker(pair):
     DISCONNECT; then it exits."""
     broker, proc, rid = pair
     job = broker.job(rid, "Echo", "handle", interaction("Echo", text="last one", delayMs=500))
-    time.sleep(0.1)
+    # The worker reads JOBs in order: once a quick job sent after the slow one is answered, the slow one has been
+    # read and its handler started (capacity 3), so SIGTERM finds it running.
+    quick = broker.job(rid, "Echo", "handle", interaction("Echo", text="quick"))
+    assert broker.result(quick).json["handle"]["data"]["text"] == "quick"
     proc.signal(signal.SIGTERM)
     broker.next(lambda m: m.command == "DRAIN")  # PyBroker acknowledges it at once
     result = broker.result(job)

@@ -149,3 +149,36 @@ def test_error_codes_of_section_10_2_match_the_schema():
     codes = re.findall(r"^\| `([a-z-]+)` \|", table, re.M)
     assert codes, "no codes found in section 10.2"
     assert set(codes) == set(S.documents["error.schema.json"]["$defs"]["code"]["enum"])
+
+
+# Section 9: CIP/1 may add optional keys to progress and error bodies and to the confirm and handle responses, and
+# receivers MUST ignore keys they do not know; their required keys stay required. Other objects stay closed.
+OPEN_OBJECTS = [
+    ("progress.schema.json", {"state": "running", "phase": "handle", "elapsed_ms": 500, "worker": "w"}, "state"),
+    ("progress.schema.json", {"state": "queued", "phase": "confirm", "elapsed_ms": 0}, "elapsed_ms"),
+    ("error.schema.json", {"code": "busy", "message": "queue full"}, "message"),
+    ("error.schema.json", {"code": "invalid-type", "message": "m", "intent": "Echo", "parameter": "text"}, "code"),
+    ("interaction.schema.json#/$defs/confirmResponse", {"code": "ready"}, "code"),
+    ("interaction.schema.json#/$defs/handleResponse",
+     {"code": "success", "userActivity": {"activityType": "Echo", "userInfo": {}}}, "userActivity"),
+]
+
+
+@pytest.mark.parametrize("ref,body,required", OPEN_OBJECTS, ids=[f"{r}-{i}" for i, (r, _, _) in enumerate(OPEN_OBJECTS)])
+def test_bodies_receivers_only_read_accept_unknown_keys_but_keep_required_ones(ref, body, required):
+    validator = S.validator(ref)
+    assert not list(validator.iter_errors(body)), "the body as this revision sends it"
+    extended = {**body, "retry_after_ms": 250, "x-vendor": {"any": ["thing"]}}
+    assert not [e.message for e in validator.iter_errors(extended)], "a later CIP/1 revision's extra keys"
+    missing = {k: v for k, v in extended.items() if k != required}
+    assert list(validator.iter_errors(missing)), f"{required} is still required"
+
+
+@pytest.mark.parametrize("ref,body", [
+    ("interaction.schema.json#/$defs/intent", {"type": "Echo", "parameters": {}, "extra": 1}),
+    ("interaction.schema.json#/$defs/person", {"displayName": "Anna", "extra": 1}),
+    ("interaction.schema.json#/$defs/resolution", {"kind": "notRequired", "extra": 1}),
+])
+def test_objects_inside_the_intent_and_resolutions_stay_closed(ref, body):
+    """11.1: receivers are strict about the objects inside "intent" (unknown keys are errors, 5.11)."""
+    assert list(S.validator(ref).iter_errors(body))
