@@ -61,7 +61,7 @@ extension EndToEnd {
             #expect(listed.status == 0, "\(listed.error)")
             let summary = try JSONValue.parse(listed.output)
             #expect(summary["outcomes"]?["final.handle.success"]?.intValue == 20, "\(listed.output)")
-            let plain = try runConcierge(load)
+            let plain = try runConcierge(load + ["--connect-timeout", "500ms"])
             #expect(plain.status == 2)
             #expect(plain.error.contains("did not answer PING"))
             // Plain: no ZAP request at all.

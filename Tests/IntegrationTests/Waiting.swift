@@ -1,3 +1,4 @@
+import ConciergeJSON
 import ConciergeTestKit
 import Foundation
 import IntentClient

@@ -151,7 +151,10 @@ extension LoadRuns {
             let directory = try makeTemporaryDirectory("concierge-load-unreachable")
             defer { try? FileManager.default.removeItem(at: directory) }
             let result = try await runConcierge(
-                ["load", "--broker", "ipc://\(directory.path)/nobody", "--requests", "10", "--warmup", "0s", "--quiet"]
+                [
+                    "load", "--broker", "ipc://\(directory.path)/nobody", "--requests", "10", "--warmup", "0s",
+                    "--quiet", "--connect-timeout", "500ms",
+                ]
             )
             #expect(result.status == 2, "\(result.stderr)")
             #expect(result.stderr.contains("unreachable"))
