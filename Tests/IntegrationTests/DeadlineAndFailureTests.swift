@@ -193,9 +193,13 @@ extension EndToEnd {
             process.standardError = pipe
             try process.run()
             process.waitUntilExit()
-            #expect(process.terminationStatus == 2)
+            // The same options and the same usage error as `concierge worker` (ConciergeCommandLine): EX_USAGE.
+            #expect(process.terminationStatus == 64)
             let message = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(message.contains("--capacity takes 1 to 1000"))
+            let full = try runConcierge(["worker", "--capacity", "0"])
+            #expect(full.status == 64)
+            #expect(full.error.contains("--capacity takes 1 to 1000"))
             _ = cluster
         }
 
