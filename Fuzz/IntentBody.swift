@@ -193,5 +193,7 @@ func runJob(type: String, phase: IntentPhase, body: [UInt8]) {
     case .handle:
         invariant(output.outcome == .stop, "handle outcome \(output.outcome)")
         invariant(members["handle"]?["userActivity"]?["activityType"] != nil, "handle output without userActivity")
+    case .lifecycle:
+        invariant(false, "a job in phase lifecycle did not fail (the broker never sends one)")
     }
 }
