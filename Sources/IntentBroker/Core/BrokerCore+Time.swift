@@ -83,7 +83,7 @@ extension BrokerCore {
         for type in intentTypes.indices
         where !intentTypes[type].queue.isEmpty && !intentTypes[type].isServed(now: now, grace: graceNanos) {
             let name = intentTypes[type].displayName
-            while let id = dequeue(type) {
+            for id in intentTypes[type].queue.waiting {  // each leaves its queue as it ends
                 fail(id, .unknownIntent, "no worker serves intent type \"\(name)\" any more", now: now)
             }
         }

@@ -108,7 +108,8 @@ struct BrokerCore<Body> {
         queuedCount += 1
     }
 
-    /// Takes the request at the head of `type`'s queue (its state is still `.queued`: the caller gives it one).
+    /// Takes the request at the head of `type`'s queue. Its state still says `.queued`: the caller must give it a
+    /// new one at once (book it on a worker).
     mutating func dequeue(_ type: Int) -> RequestID? {
         guard let head = intentTypes[type].queue.popFirst() else { return nil }
         queuedCount -= 1

@@ -4,9 +4,9 @@ import DequeModule
 /// front), that owns its count.
 ///
 /// A request can leave the queue from anywhere (its deadline sheds it, the hard limit or a shutdown ends it). Removing
-/// it from the middle of a deque would cost a search, so the queue keeps the entry and forgets its ticket instead:
-/// ``count`` is always the number of requests really waiting, and entries whose ticket is gone are skipped (and
-/// compacted away when they outnumber the live ones).
+/// it from the middle of a deque would cost a search, so the queue keeps the entry and remembers its ticket as gone
+/// instead: ``count`` is always the number of requests really waiting, and gone entries are skipped when they reach
+/// the head (and compacted away when they pile up). The common path — enqueue, then leave at the head — never hashes.
 struct RequestQueue {
     private struct Entry {
         let request: RequestID
@@ -15,27 +15,28 @@ struct RequestQueue {
     }
 
     private var entries: Deque<Entry> = []
-    /// Tickets of the entries still waiting (the request's state holds the same ticket).
-    private var live: Set<UInt64> = []
+    /// Tickets of entries still in `entries` whose request left the queue.
+    private var gone: Set<UInt64> = []
 
     /// Requests waiting (entries whose request left the queue do not count).
-    var count: Int { live.count }
-    var isEmpty: Bool { live.isEmpty }
+    var count: Int { entries.count - gone.count }
+    var isEmpty: Bool { count == 0 }
 
     /// Adds a request at the back (or the front) with a ticket unique to this stay in the queue.
     mutating func enqueue(_ request: RequestID, ticket: UInt64, arrival: UInt64, atFront: Bool = false) {
-        live.insert(ticket)
         let entry = Entry(request: request, ticket: ticket, arrival: arrival)
         if atFront { entries.prepend(entry) } else { entries.append(entry) }
     }
 
-    /// Removes a request that leaves the queue other than at the head. Returns false when the ticket was not queued.
+    /// Removes a waiting request that leaves the queue other than at the head. The caller knows it is waiting here
+    /// with this ticket (the request's state says so); returns false for a ticket already gone.
     @discardableResult
     mutating func remove(ticket: UInt64) -> Bool {
-        guard live.remove(ticket) != nil else { return false }
-        if entries.count > 64 && entries.count > 2 * live.count {
-            let live = self.live
-            entries = Deque(entries.filter { live.contains($0.ticket) })
+        guard gone.insert(ticket).inserted else { return false }
+        if gone.count > 64 && gone.count * 2 > entries.count {
+            let gone = self.gone
+            entries = Deque(entries.filter { !gone.contains($0.ticket) })
+            self.gone.removeAll()
         }
         return true
     }
@@ -50,17 +51,17 @@ struct RequestQueue {
     mutating func popFirst() -> (request: RequestID, ticket: UInt64)? {
         skipGone()
         guard let entry = entries.popFirst() else { return nil }
-        live.remove(entry.ticket)
         return (entry.request, entry.ticket)
     }
 
     /// Every waiting request, head first.
-    var waiting: [RequestID] { entries.filter { live.contains($0.ticket) }.map(\.request) }
+    var waiting: [RequestID] { entries.filter { !gone.contains($0.ticket) }.map(\.request) }
 
-    /// Entries kept, live or not (for invariant checks: never fewer than ``count``).
+    /// Entries kept, waiting or gone (for invariant checks: never fewer than ``count``).
     var storedEntries: Int { entries.count }
 
     private mutating func skipGone() {
-        while let first = entries.first, !live.contains(first.ticket) { entries.removeFirst() }
+        guard !gone.isEmpty else { return }
+        while let first = entries.first, gone.remove(first.ticket) != nil { entries.removeFirst() }
     }
 }
