@@ -41,23 +41,24 @@ extension BrokerCore {
     /// Books the request's current job on `worker` and queues its JOB; the shell sends the batch's JOBs in one burst
     /// (a wake-up of libzmq's I/O thread and a TCP write for many jobs, not for each).
     private mutating func book(_ id: RequestID, on workerID: WorkerID) {
-        guard requests[id] != nil, let routingID = workers[workerID]?.routingID else { return }
+        // One hash lookup per table; the changes are made in place through the index (no copy of the request or of
+        // the worker's job table).
+        guard let slot = requests.index(forKey: id), let workerSlot = workers.index(forKey: workerID) else { return }
         let jobID = nextJobID
         nextJobID &+= 1
-        // In place (no copy of the request or of the worker's job table).
-        requests[id]!.state = .running(worker: workerID, job: jobID)
-        requests[id]!.started = true
-        workers[workerID]!.jobs[jobID] = id
+        requests.values[slot].state = .running(worker: workerID, job: jobID)
+        requests.values[slot].started = true
+        workers.values[workerSlot].jobs[jobID] = id
         statistics.jobsDispatched += 1
-        let request = requests[id]!
+        let request = requests.values[slot]
         let type = request.intentType
         actions.append(
             .sendJob(
                 JobDispatch(
-                    worker: workerID, routingID: routingID, jobID: jobID, request: id,
+                    worker: workerID, routingID: workers.values[workerSlot].routingID, jobID: jobID, request: id,
                     intentType: intentTypes[type].name, phase: request.phase, deadline: request.deadline,
                     body: request.body)))
-        if workers[workerID]?.hasRoom == false, !intentTypes[type].pace.saturated, !anyWorkerHasRoom(for: type) {
+        if !workers.values[workerSlot].hasRoom, !intentTypes[type].pace.saturated, !anyWorkerHasRoom(for: type) {
             intentTypes[type].pace.saturated = true
         }
     }
