@@ -17,7 +17,8 @@ extension BrokerConfiguration {
         guard heartbeatInterval.nanoseconds > 0, heartbeatLiveness >= 1 else {
             throw refuse("the heartbeat interval must be above zero and the liveness at least 1")
         }
-        guard maxReplyMargin >= .zero, workerGracePeriod >= .zero, shutdownGracePeriod >= .zero, resultTTL >= .zero
+        guard maxReplyMargin >= .zero, workerGracePeriod >= .zero, shutdownGracePeriod >= .zero, resultTTL >= .zero,
+            startupGracePeriod >= .zero, peerWarningInterval >= .zero
         else {
             throw refuse("durations must not be negative")
         }

@@ -41,6 +41,12 @@ public struct BrokerConfiguration: Sendable {
     public var workerGracePeriod: Duration
     /// On shutdown, how long in-flight requests get to finish before they fail with `shutting-down`.
     public var shutdownGracePeriod: Duration
+    /// After the broker starts, requests for intent types no worker has announced yet wait this long (within their
+    /// deadline) for workers to register, instead of failing at once with `unknown-intent` (PROTOCOL.md 6.6).
+    public var startupGracePeriod: Duration
+    /// Warnings caused by one peer (a stray RESULT, a malformed message, ...) are logged at most once per this
+    /// interval per peer and kind; every event is still counted in ``BrokerStatistics``.
+    public var peerWarningInterval: Duration
     /// libzmq I/O threads.
     public var ioThreads: Int32
     /// CURVE encryption and authentication of clients and workers; nil: none (then only loopback and `ipc://`
@@ -67,6 +73,8 @@ public struct BrokerConfiguration: Sendable {
         clientQueueLimit: Int = 100_000,
         workerGracePeriod: Duration = .seconds(5),
         shutdownGracePeriod: Duration = .seconds(5),
+        startupGracePeriod: Duration = .seconds(5),
+        peerWarningInterval: Duration = .seconds(10),
         ioThreads: Int32 = 1,
         curve: BrokerCurveConfiguration? = nil,
         allowInsecureEndpoints: Bool = false
@@ -87,6 +95,8 @@ public struct BrokerConfiguration: Sendable {
         self.clientQueueLimit = clientQueueLimit
         self.workerGracePeriod = workerGracePeriod
         self.shutdownGracePeriod = shutdownGracePeriod
+        self.startupGracePeriod = startupGracePeriod
+        self.peerWarningInterval = peerWarningInterval
         self.ioThreads = ioThreads
         self.curve = curve
         self.allowInsecureEndpoints = allowInsecureEndpoints

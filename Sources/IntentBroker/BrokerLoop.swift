@@ -113,7 +113,7 @@ final class BrokerLoop: @unchecked Sendable {
                 try clientDecoder.decode(WireFrames(frames, dropped: dropped))
             }
         } catch {
-            core.clientMessageRejected(client: client, error)
+            core.clientMessageRejected(client: client, error, now: MonotonicTime.now())
             return
         }
         switch command {
@@ -183,7 +183,8 @@ final class BrokerLoop: @unchecked Sendable {
             try backend.send(String(left), more: true)
             try backend.send(job.body)
         } catch {
-            logger.warning("worker unreachable", metadata: ["worker": "\(job.worker)", "error": "\(error)"])
+            logger.debug(
+                "JOB not sent: worker unreachable", metadata: ["worker": "\(job.worker)", "error": "\(error)"])
             // This job and the later ones booked for the same worker in this round were never sent.
             var unsent = [job]
             for later in performing[remaining...] {

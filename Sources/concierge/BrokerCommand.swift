@@ -59,6 +59,13 @@ struct BrokerOptions: ParsableArguments {
     @Option(help: "On shutdown, how long in-flight requests get to finish, in milliseconds.")
     var shutdownGraceMs: Int = Defaults.broker.shutdownGracePeriod.wholeMilliseconds
 
+    @Option(
+        help: """
+            After the broker starts, how long requests for intent types no worker announced yet wait for workers to \
+            register before they fail with `unknown-intent`, in milliseconds.
+            """)
+    var startupGraceMs: Int = Defaults.broker.startupGracePeriod.wholeMilliseconds
+
     var configuration: BrokerConfiguration {
         BrokerConfiguration(
             frontendEndpoint: frontend,
@@ -75,7 +82,8 @@ struct BrokerOptions: ParsableArguments {
             maxQueuedPerIntentType: maxQueuedPerType,
             clientQueueLimit: clientQueue,
             workerGracePeriod: .milliseconds(workerGraceMs),
-            shutdownGracePeriod: .milliseconds(shutdownGraceMs)
+            shutdownGracePeriod: .milliseconds(shutdownGraceMs),
+            startupGracePeriod: .milliseconds(startupGraceMs)
         )
     }
 }

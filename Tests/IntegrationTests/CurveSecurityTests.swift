@@ -172,7 +172,7 @@ extension EndToEnd {
         @Test func rogueWorkersNeverRegisterNorReceiveJobs() async throws {
             let cluster = try Cluster()
             let keys = try CurveTestKeys(directory: cluster.directory)
-            let broker = try InProcessBroker(curve: keys.brokerConfiguration)
+            let broker = try InProcessBroker(curve: keys.brokerConfiguration) { $0.startupGracePeriod = .zero }
             let backend = broker.broker.backendEndpoint
             func ready(_ name: String, _ intentType: String) -> [String] { ["CIPW01", "READY", "4", name, intentType] }
 
@@ -260,7 +260,7 @@ extension EndToEnd {
         @Test func aWorkerProcessWithAClientKeyIsRefusedAndSaysWhy() async throws {
             let cluster = try Cluster()
             let keys = try CurveTestKeys(directory: cluster.directory)
-            try cluster.startBroker(keys.brokerArguments)
+            try cluster.startBroker(keys.brokerArguments + ["--startup-grace-ms", "0"])
             try cluster.startWorker("rogue", keys.peerArguments("client"))
             try? await waitUntil("the worker says it was refused", poll: .milliseconds(100)) {
                 cluster.log("rogue").contains("refused")

@@ -123,7 +123,7 @@ import Testing
     }
 
     @Test func anUnknownIntentErrorQuotesAtMost64BytesOfTheType() throws {
-        var broker = try CoreHarness()
+        var broker = try CoreHarness(.init(startupGracePeriod: .zero))
         let type = String(repeating: "x", count: 255)
         broker.send("r", type: type)
         let ending = try #require(broker.endings(of: "r").first)

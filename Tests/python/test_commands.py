@@ -211,8 +211,9 @@ def test_status_across_reconnection_with_a_fixed_routing_id(main_cluster):
         assert (s.status, s.body) == ("final", final.body)
 
 
-def test_status_of_a_rejected_request_is_unknown(client):
-    """4.8: a rejected REQUEST is not stored."""
+def test_status_of_a_rejected_request_is_unknown(spawn):
+    """4.8: a rejected REQUEST is not stored (no startup grace period: an unannounced type is rejected at once)."""
+    client = spawn.client(spawn.broker(startup_grace_ms=0))
     rid = client.request("NoSuchIntent", "resolve", interaction("NoSuchIntent"))
     assert client.replies(rid)[-1].code == "unknown-intent"
     client.status(rid)
@@ -233,3 +234,26 @@ def test_final_body_is_utf8_json_with_non_ascii_text(client):
     m = client.run("Echo", "handle", echo(text=text))
     assert m.json["handle"]["data"]["text"] == text
     assert json.loads(m.body.decode("utf-8"))["intent"]["parameters"]["text"] == text
+
+
+def test_requests_sent_before_any_worker_registered_are_served_within_the_startup_grace_period(spawn):
+    """6.6: a starting broker lets requests for types no worker announced yet wait for the workers to register."""
+    broker = spawn.broker(startup_grace_ms=30000)
+    c = spawn.client(broker)
+    rids = [c.request("Echo", "handle", echo(text=f"early {i}"), deadline=30000) for i in range(20)]
+    for rid in rids:  # all accepted and waiting: STATUS says queued
+        c.status(rid)
+        assert c.status_answer(rid).status == "progress"
+    spawn.worker(broker, wait=False)
+    for rid in rids:
+        assert c.replies(rid)[-1].status == "final"
+
+
+def test_after_the_startup_grace_period_an_unannounced_type_is_unknown(spawn):
+    """6.6: requests queued for a type no worker announced end with unknown-intent when the period ends."""
+    broker = spawn.broker(startup_grace_ms=1500, heartbeat_ms=250)
+    c = spawn.client(broker)
+    rid = c.request("NoSuchIntent", "resolve", interaction("NoSuchIntent"), deadline=30000)
+    assert c.replies(rid)[-1].code == "unknown-intent"
+    c.status(rid)  # it was accepted, so its ending is kept
+    assert c.status_answer(rid).code == "unknown-intent"

@@ -194,7 +194,7 @@ def test_deadline_bounds_are_accepted(client, deadline):
 
 def test_deadline_above_the_hard_limit(spawn):
     """Check 8: the upper bound is min(60000, hard limit)."""
-    broker = spawn.broker(hard_limit_ms=1000, deadline_ms=1000)
+    broker = spawn.broker(hard_limit_ms=1000, deadline_ms=1000, startup_grace_ms=0)
     c = spawn.client(broker)
     m = raw_error(c, valid_request(rid=b"d-2", deadline=b"1001"), rid=b"d-2")
     assert (m.code, m.phase) == ("bad-deadline", "handle")

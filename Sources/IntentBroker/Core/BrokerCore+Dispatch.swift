@@ -1,3 +1,5 @@
+import Logging
+
 /// Load balancing and queueing (section 6.5): which worker gets a job, and when queued jobs start.
 extension BrokerCore {
     /// Whether a worker of `type` could take a job now (no side effects: the round-robin cursor stays put).
@@ -111,6 +113,11 @@ extension BrokerCore {
             statistics.jobsDispatched -= 1
             guard requests[job.request]?.state == .running(worker: workerID, job: job.jobID) else { continue }
             requeue.append(job.request)
+        }
+        if let worker = workers[workerID] {
+            warn(
+                .workerUnreachable, peer: worker.routingID, "worker unreachable", ["worker": "\(worker.name)"], now: now
+            )
         }
         removeWorker(workerID, reason: "unreachable", now: now)
         for id in requeue { dispatch(id, atFront: true) }

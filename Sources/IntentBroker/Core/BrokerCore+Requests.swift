@@ -1,10 +1,14 @@
 import IntentWire
+import Logging
 
 /// Clients: acceptance and shedding (section 4.8, checks 11-15), STATUS (6.4) and PING.
 extension BrokerCore {
     /// A message that failed checks 1-10 of section 4.8: answered with the check's error, nothing else changes.
-    mutating func clientMessageRejected(client: [UInt8], _ error: ClientMessageError) {
+    mutating func clientMessageRejected(client: [UInt8], _ error: ClientMessageError, now: UInt64) {
         statistics.malformedClientMessages += 1
+        warn(
+            .malformedClientMessage, peer: client, "malformed message from a client",
+            ["code": "\(error.code)", "error": "\(error.message)"], now: now)
         reject(
             client: client, requestID: error.requestID, phase: error.phaseFrame, error.code, error.message,
             command: error.answer == .status ? .status : .reply)
@@ -31,8 +35,7 @@ extension BrokerCore {
                 "request id is already in flight on this connection")
             return
         }
-        guard let type = intentTypeIndex[decoded.intentType], intentTypes[type].isServed(now: now, grace: graceNanos)
-        else {
+        guard let type = servedType(decoded.intentType, now: now) else {
             let name = decoded.intentType.withUnsafeBytes { WireText.display($0) }
             reject(
                 client: client, requestID: requestID, phase: phase, .unknownIntent,
@@ -56,6 +59,23 @@ extension BrokerCore {
         setTimer(.deadline, at: now + deadline - replyMargin(deadline), for: id)
         dispatch(id, atFront: false)
     }
+
+    /// The index of a served intent type (section 6.6). During the startup grace period a type no worker announced
+    /// yet counts as served until that period ends (its requests queue), so that a starting broker does not answer
+    /// `unknown-intent` to requests that arrive before the workers have registered.
+    private mutating func servedType(_ name: [UInt8], now: UInt64) -> Int? {
+        if let type = intentTypeIndex[name] {
+            return intentTypes[type].isServed(now: now) ? type : nil
+        }
+        guard now < startupGraceEnd, intentTypes.count < Self.maxIntentTypesAtStartup else { return nil }
+        let type = intern(name)
+        intentTypes[type].servedUntil = startupGraceEnd
+        return type
+    }
+
+    /// How many intent types requests may create during the startup grace period (a bound on what a client can make
+    /// the broker keep by sending made-up types).
+    static var maxIntentTypesAtStartup: Int { 1024 }
 
     /// Why a request that would have to wait is refused (checks 14 and 15), or nil when it may queue.
     private mutating func admissionRefusal(type: Int, deadline: UInt64) -> String? {

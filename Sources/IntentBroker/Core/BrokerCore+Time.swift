@@ -81,7 +81,7 @@ extension BrokerCore {
         }
         results.expire(now: now)
         for type in intentTypes.indices
-        where !intentTypes[type].queue.isEmpty && !intentTypes[type].isServed(now: now, grace: graceNanos) {
+        where !intentTypes[type].queue.isEmpty && !intentTypes[type].isServed(now: now) {
             let name = intentTypes[type].displayName
             for id in intentTypes[type].queue.waiting {  // each leaves its queue as it ends
                 fail(id, .unknownIntent, "no worker serves intent type \"\(name)\" any more", now: now)

@@ -9,6 +9,9 @@ extension BrokerCore {
     /// A message that failed the checks of section 5.12: answered with ERROR; a registered sender is still alive.
     mutating func workerMessageRejected(routingID: [UInt8], _ error: WorkerMessageError, now: UInt64) {
         statistics.malformedWorkerMessages += 1
+        warn(
+            .malformedWorkerMessage, peer: routingID, "malformed message from a worker",
+            ["code": "\(error.code)", "error": "\(error.message)"], now: now)
         if error.isFromRegisteredWorker, let id = workerIDs[routingID] { heard(from: id, now: now) }
         actions.append(.control(routingID: routingID, .error(error.code, error.message)))
     }
@@ -65,8 +68,9 @@ extension BrokerCore {
         if let previous = workerIDs[routingID] {
             // The same routing id registering again is a new incarnation (a restarted process taking over the id):
             // whatever the old one was running is lost (section 5.10).
-            logger.warning(
-                "worker re-registered; its previous jobs are lost", metadata: ["worker": "\(ready.nameString)"])
+            warn(
+                .workerReregistered, peer: routingID, "worker re-registered; its previous jobs are lost",
+                ["worker": "\(ready.nameString)"], now: now)
             removeWorker(previous, reason: "re-registered", now: now)
         }
         let id = nextWorkerID
@@ -77,7 +81,7 @@ extension BrokerCore {
         workerIDs[routingID] = id
         for type in types {
             intentTypes[type].workers.append(id)
-            intentTypes[type].orphanedAt = nil
+            intentTypes[type].servedUntil = nil
         }
         statistics.workersRegistered += 1
         logger.info(
@@ -90,7 +94,7 @@ extension BrokerCore {
     }
 
     /// The index of an intent type, created on first sight.
-    private mutating func intern(_ name: [UInt8]) -> Int {
+    mutating func intern(_ name: [UInt8]) -> Int {
         if let index = intentTypeIndex[name] { return index }
         let index = intentTypes.count
         intentTypeIndex[name] = index
@@ -102,9 +106,11 @@ extension BrokerCore {
     private mutating func result(_ result: WorkerResult, body: Body, from workerID: WorkerID, now: UInt64) {
         guard let id = workers[workerID]?.jobs.removeValue(forKey: result.jobID) else {
             statistics.strayResults += 1
-            logger.warning(
-                "dropped a result for a job this worker was not given",
-                metadata: ["worker": "\(workers[workerID]?.name ?? "")"])
+            if let worker = workers[workerID] {
+                warn(
+                    .strayResult, peer: worker.routingID, "dropped a result for a job this worker was not given",
+                    ["worker": "\(worker.name)"], now: now)
+            }
             return
         }
         defer { fill(workerID) }
@@ -129,7 +135,7 @@ extension BrokerCore {
         if workerIDs[worker.routingID] == id { workerIDs.removeValue(forKey: worker.routingID) }
         for type in worker.intentTypes {
             intentTypes[type].workers.removeAll { $0 == id }
-            if intentTypes[type].workers.isEmpty { intentTypes[type].orphanedAt = now }
+            if intentTypes[type].workers.isEmpty { intentTypes[type].servedUntil = now &+ graceNanos }
         }
         if reason != "disconnected" || !worker.jobs.isEmpty { statistics.workersLost += 1 }
         let lost = worker.jobs.compactMap { job, request -> BrokerRequest<Body>? in

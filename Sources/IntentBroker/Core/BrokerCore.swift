@@ -49,6 +49,10 @@ struct BrokerCore<Body> {
     var nextHeartbeat: UInt64
     var nextPaceUpdate: UInt64
     var lastPaceUpdate: UInt64
+    /// Until when intent types no worker announced yet count as served (the startup grace period).
+    let startupGraceEnd: UInt64
+    /// Warnings caused by one peer, limited per peer and kind.
+    var warnings: WarningLimiter
     /// Set once shutdown begins: when in-flight requests must have ended.
     var shutdownDeadline: UInt64?
 
@@ -69,6 +73,19 @@ struct BrokerCore<Body> {
         nextHeartbeat = now + heartbeatNanos
         nextPaceUpdate = now + Self.paceWindow
         lastPaceUpdate = now
+        startupGraceEnd = now &+ configuration.startupGracePeriod.nanoseconds
+        warnings = WarningLimiter(interval: configuration.peerWarningInterval.nanoseconds)
+    }
+
+    /// Logs a warning caused by `peer`, at most once per interval per peer and kind (see ``WarningLimiter``).
+    mutating func warn(
+        _ kind: WarningLimiter.Kind, peer: [UInt8], _ message: Logger.Message, _ metadata: Logger.Metadata,
+        now: UInt64
+    ) {
+        guard let suppressed = warnings.allow(kind, peer: peer, now: now) else { return }
+        var metadata = metadata
+        if suppressed > 0 { metadata["not-logged-before"] = "\(suppressed)" }
+        logger.warning(message, metadata: metadata)
     }
 
     /// How often each type's pace is updated.

@@ -8,8 +8,9 @@ struct IntentTypeState {
     var workers: [WorkerID] = []
     /// Requests waiting for a worker of this type.
     var queue = RequestQueue()
-    /// When the last worker of the type went away; nil while one serves it (and before any did).
-    var orphanedAt: UInt64?
+    /// While no worker serves the type, until when it still counts as served: the grace period after its last worker
+    /// left, or the broker's startup grace period for a type first asked for before any worker announced it (6.6).
+    var servedUntil: UInt64?
     /// Where the next round-robin search for a worker starts.
     var cursor = 0
     var pace = ServicePace()
@@ -19,11 +20,10 @@ struct IntentTypeState {
     /// The name for people (error messages, logs): at most 64 bytes of it (section 4.8).
     var displayName: String { name.withUnsafeBytes { WireText.display($0) } }
 
-    /// Served: a worker announced it, or the last one left less than `grace` ago (section 6.6).
-    func isServed(now: UInt64, grace: UInt64) -> Bool {
+    /// Served: a worker announced it, or its grace period has not ended (section 6.6).
+    func isServed(now: UInt64) -> Bool {
         guard workers.isEmpty else { return true }
-        // `now` may be older than orphanedAt (read before it was set): compare without subtracting.
-        guard let orphanedAt else { return false }
-        return now < orphanedAt &+ grace
+        guard let servedUntil else { return false }
+        return now < servedUntil
     }
 }
