@@ -18,7 +18,7 @@ extension BrokerConfiguration {
             throw refuse("the heartbeat interval must be above zero and the liveness at least 1")
         }
         guard maxReplyMargin >= .zero, workerGracePeriod >= .zero, shutdownGracePeriod >= .zero, resultTTL >= .zero,
-            startupGracePeriod >= .zero, peerWarningInterval >= .zero
+            startupGracePeriod >= .zero, shutdownLinger >= .zero, peerWarningInterval >= .zero
         else {
             throw refuse("durations must not be negative")
         }

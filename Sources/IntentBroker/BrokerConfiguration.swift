@@ -41,6 +41,11 @@ public struct BrokerConfiguration: Sendable {
     public var workerGracePeriod: Duration
     /// On shutdown, how long in-flight requests get to finish before they fail with `shutting-down`.
     public var shutdownGracePeriod: Duration
+    /// On shutdown, how long the broker waits, after its last reply, for libzmq to hand the replies still queued to
+    /// the network (`ZMQ_LINGER` on the frontend; the backend, which only has DISCONNECTs left to send, waits at most
+    /// a second). Replies to clients that are gone are dropped at once; only a client that is connected and not
+    /// reading can make the broker wait this long.
+    public var shutdownLinger: Duration
     /// After the broker starts, requests for intent types no worker has announced yet wait this long (within their
     /// deadline) for workers to register, instead of failing at once with `unknown-intent` (PROTOCOL.md 6.6).
     public var startupGracePeriod: Duration
@@ -73,6 +78,7 @@ public struct BrokerConfiguration: Sendable {
         clientQueueLimit: Int = 100_000,
         workerGracePeriod: Duration = .seconds(5),
         shutdownGracePeriod: Duration = .seconds(5),
+        shutdownLinger: Duration = .seconds(5),
         startupGracePeriod: Duration = .seconds(5),
         peerWarningInterval: Duration = .seconds(10),
         ioThreads: Int32 = 1,
@@ -95,6 +101,7 @@ public struct BrokerConfiguration: Sendable {
         self.clientQueueLimit = clientQueueLimit
         self.workerGracePeriod = workerGracePeriod
         self.shutdownGracePeriod = shutdownGracePeriod
+        self.shutdownLinger = shutdownLinger
         self.startupGracePeriod = startupGracePeriod
         self.peerWarningInterval = peerWarningInterval
         self.ioThreads = ioThreads

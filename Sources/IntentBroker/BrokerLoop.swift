@@ -99,7 +99,14 @@ final class BrokerLoop: @unchecked Sendable {
         if let zap = sockets.zap { core.statistics.rejectedHandshakes = zap.rejected }
         let statistics = core.statistics
         finalStatistics.withLock { $0 = statistics }
-        logger.info("broker stopped", metadata: ["statistics": "\(statistics)"])
+        // Every ending reply is queued in libzmq: let it reach the network before the sockets close (with the
+        // default linger of 0, libzmq would drop whatever it has not written yet).
+        let linger = core.configuration.shutdownLinger.milliseconds
+        try? sockets.frontend.setOption(.linger, Int32(clamping: linger))
+        try? sockets.backend.setOption(.linger, Int32(clamping: min(linger, 1000)))
+        logger.info(
+            "broker stopped; closing once queued replies are sent",
+            metadata: ["statistics": "\(statistics)", "linger-ms": "\(linger)"])
         sockets.close()
     }
 

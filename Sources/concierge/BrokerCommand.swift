@@ -60,6 +60,10 @@ struct BrokerOptions: ParsableArguments {
     var shutdownGraceMs: Int = Defaults.broker.shutdownGracePeriod.wholeMilliseconds
 
     @Option(
+        help: "On shutdown, how long queued replies get to reach connected clients before the sockets close, in ms.")
+    var shutdownLingerMs: Int = Defaults.broker.shutdownLinger.wholeMilliseconds
+
+    @Option(
         help: """
             After the broker starts, how long requests for intent types no worker announced yet wait for workers to \
             register before they fail with `unknown-intent`, in milliseconds.
@@ -83,6 +87,7 @@ struct BrokerOptions: ParsableArguments {
             clientQueueLimit: clientQueue,
             workerGracePeriod: .milliseconds(workerGraceMs),
             shutdownGracePeriod: .milliseconds(shutdownGraceMs),
+            shutdownLinger: .milliseconds(shutdownLingerMs),
             startupGracePeriod: .milliseconds(startupGraceMs)
         )
     }
