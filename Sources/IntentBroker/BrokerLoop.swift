@@ -172,13 +172,13 @@ final class BrokerLoop: @unchecked Sendable {
     }
 
     private func sendJob(_ job: JobDispatch<ZMQMessage>, remaining: Int) {
-        guard core.shouldSend(job) else { return }
-        let backend = sockets.backend
         let now = MonotonicTime.now()
+        guard core.shouldSend(job, now: now) else { return }
+        let backend = sockets.backend
         let left = job.deadline > now ? (job.deadline - now) / 1_000_000 : 0
         do {
             guard try backend.send(job.routingID, more: true) else {
-                core.jobNotSentWorkerBlocked(job)
+                core.jobNotSentWorkerBlocked(job, now: now)
                 return
             }
             try backend.send(CIP.workerSignature, more: true)

@@ -123,7 +123,7 @@ struct CoreHarness {
                 defer { index += 1 }
                 switch buffer[index] {
                 case .sendJob(let job):
-                    guard core.shouldSend(job) else { continue }
+                    guard core.shouldSend(job, now: now) else { continue }
                     let name = String(decoding: job.routingID, as: UTF8.self)
                     if unreachable.contains(name) {
                         var unsent = [job]
@@ -132,7 +132,7 @@ struct CoreHarness {
                         }
                         core.workerUnreachable(job.worker, unsent: unsent, now: now)
                     } else if blocked.contains(name) {
-                        core.jobNotSentWorkerBlocked(job)
+                        core.jobNotSentWorkerBlocked(job, now: now)
                     } else {
                         let id = core.requests[job.request].map { String(decoding: $0.key.id, as: UTF8.self) } ?? "?"
                         jobRequest[job.jobID] = id

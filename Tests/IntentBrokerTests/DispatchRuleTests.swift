@@ -101,6 +101,35 @@ import Testing
         #expect(broker.core.statistics.shedRequests == 1)
     }
 
+    @Test func aBurstLateInAPaceWindowIsMeasuredFromWhenItArrivedNotFromTheWindowStart() throws {
+        var broker = try CoreHarness()
+        broker.register("w1", capacity: 4)
+        // Two slow requests, one at a time: the worker is never full, so they say nothing about the pace.
+        for index in 0..<2 {
+            broker.send("slow\(index)", deadlineMs: 60_000)
+            broker.advance(ms: 40)
+            broker.answer("w1")
+        }
+        broker.advance(ms: 15)  // 95 ms into the first 100 ms pace window
+        for index in 0..<40 { broker.send("b\(index)", deadlineMs: 3000) }
+        #expect(broker.queued == 36)
+        broker.answer("w1")
+        broker.advance(ms: 5)  // the window closes 5 ms into the burst: too short a span to measure
+        #expect(broker.core.intentTypes[0].pace.jobsPerSecond == 0)
+        // Then 2 answers every 10 ms: about 200 jobs/s, which is what the next window must read.
+        for _ in 0..<10 {
+            broker.advance(ms: 10)
+            broker.answer("w1")
+            broker.answer("w1")
+        }
+        let pace = broker.core.intentTypes[0].pace.jobsPerSecond
+        #expect(pace > 150 && pace < 250, "\(pace) jobs/s")
+        // So a request behind the 15 still queued (at 200 jobs/s, 80 ms away) is not shed with a 250 ms deadline.
+        broker.send("next", deadlineMs: 250)
+        #expect(broker.endings(of: "next").isEmpty)
+        #expect(broker.core.statistics.shedRequests == 0)
+    }
+
     @Test func aBlockedWorkerGetsNoJobsUntilHeardFromAndItsJobGoesElsewhere() throws {
         var broker = try CoreHarness()
         broker.register("w1", capacity: 2)

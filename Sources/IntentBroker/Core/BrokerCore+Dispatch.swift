@@ -31,18 +31,18 @@ extension BrokerCore {
 
     /// Gives the request's current job to a worker with room, or queues it (at the front for a job that lost its
     /// worker, section 6.5).
-    mutating func dispatch(_ id: RequestID, atFront: Bool) {
+    mutating func dispatch(_ id: RequestID, atFront: Bool, now: UInt64) {
         guard let type = requests[id]?.intentType else { return }
         if let worker = pickWorker(for: type) {
-            book(id, on: worker)
+            book(id, on: worker, now: now)
         } else {
-            enqueue(id, atFront: atFront)
+            enqueue(id, atFront: atFront, now: now)
         }
     }
 
     /// Books the request's current job on `worker` and queues its JOB; the shell sends the batch's JOBs in one burst
     /// (a wake-up of libzmq's I/O thread and a TCP write for many jobs, not for each).
-    private mutating func book(_ id: RequestID, on workerID: WorkerID) {
+    private mutating func book(_ id: RequestID, on workerID: WorkerID, now: UInt64) {
         // One hash lookup per table; the changes are made in place through the index (no copy of the request or of
         // the worker's job table).
         guard let slot = requests.index(forKey: id), let workerSlot = workers.index(forKey: workerID) else { return }
@@ -60,14 +60,16 @@ extension BrokerCore {
                     worker: workerID, routingID: workers.values[workerSlot].routingID, jobID: jobID, request: id,
                     intentType: intentTypes[type].name, phase: request.phase, deadline: request.deadline,
                     body: request.body)))
-        if !workers.values[workerSlot].hasRoom, !intentTypes[type].pace.saturated, !anyWorkerHasRoom(for: type) {
-            intentTypes[type].pace.saturated = true
+        if !workers.values[workerSlot].hasRoom, intentTypes[type].pace.saturatedSince == nil,
+            !anyWorkerHasRoom(for: type)
+        {
+            intentTypes[type].pace.markSaturated(now: now)
         }
     }
 
     /// Gives `worker` queued jobs of its intent types while it has room, each time the job of the oldest request at
     /// the head of those queues.
-    mutating func fill(_ workerID: WorkerID) {
+    mutating func fill(_ workerID: WorkerID, now: UInt64) {
         guard let types = workers[workerID]?.intentTypes else { return }
         // No copy of the worker is held across book(), which changes its job table in place.
         while workers[workerID]?.hasRoom == true {
@@ -80,28 +82,28 @@ extension BrokerCore {
                 }
             }
             guard bestType >= 0, let id = dequeue(bestType) else { return }
-            book(id, on: workerID)
+            book(id, on: workerID, now: now)
         }
     }
 
     /// Asked by the shell just before it sends a booked JOB: whether the job is still the request's current one.
     /// A job whose request ended before it went out (the hard limit) never reaches the worker, so its slot is freed.
-    mutating func shouldSend(_ job: JobDispatch<Body>) -> Bool {
+    mutating func shouldSend(_ job: JobDispatch<Body>, now: UInt64) -> Bool {
         if let request = requests[job.request], request.state == .running(worker: job.worker, job: job.jobID) {
             return true
         }
         if workers[job.worker]?.jobs.removeValue(forKey: job.jobID) != nil {
             statistics.jobsDispatched -= 1
-            fill(job.worker)
+            fill(job.worker, now: now)
         }
         return false
     }
 
     /// The worker's send queue was full (`EAGAIN`): it is blocked until heard from, and the job, never delivered,
     /// goes to another worker or to the front of the queue.
-    mutating func jobNotSentWorkerBlocked(_ job: JobDispatch<Body>) {
+    mutating func jobNotSentWorkerBlocked(_ job: JobDispatch<Body>, now: UInt64) {
         workers[job.worker]?.blocked = true
-        unbook(job)
+        unbook(job, now: now)
     }
 
     /// The worker is gone (`EHOSTUNREACH`): its jobs booked and not sent (`unsent`, this one included) go elsewhere
@@ -120,13 +122,13 @@ extension BrokerCore {
             )
         }
         removeWorker(workerID, reason: "unreachable", now: now)
-        for id in requeue { dispatch(id, atFront: true) }
+        for id in requeue { dispatch(id, atFront: true, now: now) }
     }
 
-    private mutating func unbook(_ job: JobDispatch<Body>) {
+    private mutating func unbook(_ job: JobDispatch<Body>, now: UInt64) {
         guard workers[job.worker]?.jobs.removeValue(forKey: job.jobID) != nil else { return }
         statistics.jobsDispatched -= 1
         guard requests[job.request]?.state == .running(worker: job.worker, job: job.jobID) else { return }
-        dispatch(job.request, atFront: true)
+        dispatch(job.request, atFront: true, now: now)
     }
 }

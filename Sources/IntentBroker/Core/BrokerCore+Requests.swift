@@ -57,7 +57,7 @@ extension BrokerCore {
         statistics.requestsAccepted += 1
         // Act a little before the deadline so that the first reply arrives by it (section 6.3).
         setTimer(.deadline, at: now + deadline - replyMargin(deadline), for: id)
-        dispatch(id, atFront: false)
+        dispatch(id, atFront: false, now: now)
     }
 
     /// The index of a served intent type (section 6.6). During the startup grace period a type no worker announced

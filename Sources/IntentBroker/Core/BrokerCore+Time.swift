@@ -60,11 +60,10 @@ extension BrokerCore {
     }
 
     private mutating func updatePace(now: UInt64) {
-        let elapsed = Double(now &- lastPaceUpdate) / 1e9
-        for type in intentTypes.indices {
-            intentTypes[type].pace.update(elapsedSeconds: elapsed, hasQueue: !intentTypes[type].queue.isEmpty)
+        for type in intentTypes.indices where intentTypes[type].pace.saturatedSince != nil {
+            let stillSaturated = !intentTypes[type].queue.isEmpty || !anyWorkerHasRoom(for: type)
+            intentTypes[type].pace.update(now: now, stillSaturated: stillSaturated)
         }
-        lastPaceUpdate = now
         nextPaceUpdate = now + Self.paceWindow
     }
 

@@ -55,7 +55,7 @@ extension BrokerCore {
         workers[id]!.expiry = now + workerExpiryNanos
         if blocked {
             workers[id]!.blocked = false
-            fill(id)
+            fill(id, now: now)
         }
     }
 
@@ -90,7 +90,7 @@ extension BrokerCore {
                 "worker": "\(ready.nameString)", "capacity": "\(ready.capacity)",
                 "intents": "\(types.map { intentTypes[$0].displayName })",
             ])
-        fill(id)
+        fill(id, now: now)
     }
 
     /// The index of an intent type, created on first sight.
@@ -113,16 +113,16 @@ extension BrokerCore {
             }
             return
         }
-        defer { fill(workerID) }
+        defer { fill(workerID, now: now) }
         guard var request = requests[id], request.state == .running(worker: workerID, job: result.jobID) else {
             return  // already ended (timeout); the slot is free again
         }
-        intentTypes[request.intentType].pace.answered += 1
+        intentTypes[request.intentType].pace.recordAnswer()
         if result.outcome == .continue, request.requested == .lifecycle, let next = request.phase.next {
             request.phase = next
             request.body = body
             requests[id] = request
-            dispatch(id, atFront: false)
+            dispatch(id, atFront: false, now: now)
         } else {
             end(id, status: result.outcome == .error ? .error : .final, payload: .body(body), now: now)
         }
@@ -150,7 +150,7 @@ extension BrokerCore {
         // Oldest last to the front, so the oldest ends up first in its queue.
         for request in lost.reversed() where request.phase.isRetriable {
             statistics.jobsRedispatched += 1
-            dispatch(request.id, atFront: true)
+            dispatch(request.id, atFront: true, now: now)
         }
         for request in lost where !request.phase.isRetriable {
             fail(request.id, .workerLost, "the worker running this handle job was lost; it is not run again", now: now)

@@ -48,7 +48,6 @@ struct BrokerCore<Body> {
     var nextTimerSequence: UInt64 = 0
     var nextHeartbeat: UInt64
     var nextPaceUpdate: UInt64
-    var lastPaceUpdate: UInt64
     /// Until when intent types no worker announced yet count as served (the startup grace period).
     let startupGraceEnd: UInt64
     /// Warnings caused by one peer, limited per peer and kind.
@@ -72,7 +71,6 @@ struct BrokerCore<Body> {
         results = ResultStore(ttl: configuration.resultTTL.nanoseconds, capacity: configuration.maxStoredResults)
         nextHeartbeat = now + heartbeatNanos
         nextPaceUpdate = now + Self.paceWindow
-        lastPaceUpdate = now
         startupGraceEnd = now &+ configuration.startupGracePeriod.nanoseconds
         warnings = WarningLimiter(interval: configuration.peerWarningInterval.nanoseconds)
     }
@@ -114,14 +112,14 @@ struct BrokerCore<Body> {
     // MARK: Queue bookkeeping (the only places that change queue membership and queuedCount)
 
     /// Puts a request in its type's queue.
-    mutating func enqueue(_ id: RequestID, atFront: Bool) {
+    mutating func enqueue(_ id: RequestID, atFront: Bool, now: UInt64) {
         guard var request = requests[id] else { return }
         let ticket = nextTicket
         nextTicket &+= 1
         request.state = .queued(ticket: ticket)
         requests[id] = request
         intentTypes[request.intentType].queue.enqueue(id, ticket: ticket, arrival: request.arrival, atFront: atFront)
-        intentTypes[request.intentType].pace.saturated = true
+        intentTypes[request.intentType].pace.markSaturated(now: now)
         queuedCount += 1
     }
 
