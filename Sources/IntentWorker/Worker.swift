@@ -29,7 +29,9 @@ public final class Worker: Service, Sendable {
     public func run() async throws {
         let loop = self.loop
         await withTaskCancellationOrGracefulShutdownHandler {
-            await SocketThread.run(name: "concierge-worker") { loop.run() }
+            await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
+                loop.start { finished.resume() }
+            }
         } onCancelOrGracefulShutdown: {
             loop.requestDrain()
         }

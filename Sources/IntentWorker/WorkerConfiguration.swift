@@ -9,8 +9,9 @@ public struct WorkerConfiguration: Sendable {
     /// Where a worker runs its handlers.
     public enum JobExecution: String, Sendable, CaseIterable {
         /// On the worker's socket thread, between polls: no thread hop per job (the fastest). A handler that
-        /// computes without suspending for longer than the heartbeat liveness (3 s by default) delays
-        /// heartbeats and gets the worker removed: use ``sharedPool`` for such handlers.
+        /// holds the thread (computes without suspending, or blocks) for more than a fifth of the heartbeat
+        /// interval (at most 100 ms) gets the thread to itself: a standby thread takes the socket loop over, so
+        /// heartbeats and other jobs go on, and such handlers run in parallel on the cores there are.
         case workerThread = "thread"
         /// On Swift's shared cooperative pool, in parallel on every core; each job costs two thread hops.
         case sharedPool = "pool"

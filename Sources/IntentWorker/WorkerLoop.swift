@@ -4,8 +4,12 @@ import Logging
 import Synchronization
 import ZeroMQ
 
-/// The worker's socket loop: one thread owns the DEALER socket; jobs run as tasks on Swift's pool and hand their
-/// results back through a locked queue and an eventfd.
+/// The worker's socket loop: one thread at a time owns the DEALER socket; jobs run as tasks, on the loop's own
+/// thread between polls (the default: see ``LoopRelay`` for how a long handler hands the loop to another thread)
+/// or on Swift's pool, and hand their results back through a locked queue and an eventfd.
+///
+/// Every `var` below "Loop state" belongs to the thread owning the loop at the time; ``LoopRelay`` orders the
+/// hand-over of all of it.
 final class WorkerLoop: @unchecked Sendable {
     struct Finished {
         let generation: Int
@@ -21,8 +25,16 @@ final class WorkerLoop: @unchecked Sendable {
     private let drainRequested = Atomic<Bool>(false)
     private let finished = Mutex<[Finished]>([])
     private let executor: WorkerThreadExecutor?
+    private let relay = LoopRelay()
+    /// Wakes the standby thread when the loop ends.
+    private let standbyWake = EventFD()
 
-    // Loop-thread state
+    // Loop state
+    private var receiveBuffer = ZMQMultipart(capacity: 16)
+    /// Results whose RESULT could not be sent yet (the connection's queue was full): sent before newer ones.
+    private var unsent: [Finished] = []
+    /// How many times a handler held the loop's thread long enough for another thread to take the loop over.
+    private var handOvers = 0
     private var socket: ZMQSocket?
     /// Watches the socket for failed security handshakes (read when the broker is silent, to say why).
     private var monitor: ZMQSocketMonitor?
@@ -52,6 +64,12 @@ final class WorkerLoop: @unchecked Sendable {
     }
 
     private var heartbeatNanos: UInt64 { configuration.heartbeatInterval.nanoseconds }
+
+    /// How long one handler may hold the loop's thread before the standby takes the loop over: a fifth of the
+    /// heartbeat interval, between 10 and 100 ms (the hand-over happens after one to two of these).
+    private var relayCheckMilliseconds: Int {
+        Int(max(10, min(100, configuration.heartbeatInterval.nanoseconds / 5_000_000)))
+    }
 
     // MARK: Connection
 
@@ -136,10 +154,55 @@ final class WorkerLoop: @unchecked Sendable {
 
     // MARK: Loop
 
-    func run() {
-        executor?.adoptCurrentThread()
-        connect()
-        var buffer = ZMQMultipart(capacity: 16)
+    /// Starts the loop on a thread of its own (and, when handlers run on the loop's thread, its standby); calls
+    /// `onFinish` once, when the loop has ended and its socket is closed.
+    func start(onFinish: @escaping @Sendable () -> Void) {
+        SocketThread.start(name: "concierge-worker") {
+            self.executor?.adoptCurrentThread()
+            self.connect()
+            self.own(onFinish: onFinish)
+        }
+        if executor != nil { startStandby(onFinish: onFinish) }
+    }
+
+    private func startStandby(onFinish: @escaping @Sendable () -> Void) {
+        SocketThread.start(name: "concierge-standby") { self.standBy(onFinish: onFinish) }
+    }
+
+    /// The standby: looks at the loop every check interval and takes it over when the same handler was running on
+    /// both looks; then starts the next standby and runs the loop.
+    private func standBy(onFinish: @escaping @Sendable () -> Void) {
+        var poller = ZMQPoller()
+        let wakeIndex = poller.add(fileDescriptor: standbyWake.fileDescriptor)
+        var last = relay.observe()
+        while true {
+            _ = try? poller.poll(timeoutMilliseconds: relayCheckMilliseconds)
+            if poller.isReadable(wakeIndex) { standbyWake.drain() }
+            let seen = relay.observe()
+            if LoopRelay.isFinished(seen) { return }
+            if seen == last, relay.takeOver(ifStillAt: seen) {
+                executor?.adoptCurrentThread()
+                handOvers += 1
+                logger.debug("a handler held the loop's thread; another thread took the loop over")
+                startStandby(onFinish: onFinish)
+                own(onFinish: onFinish)
+                return
+            }
+            last = seen
+        }
+    }
+
+    /// Runs the loop while this thread owns it; the thread that ends it closes the socket and calls `onFinish`.
+    private func own(onFinish: @Sendable () -> Void) {
+        guard runLoop() else { return }  // taken over while a handler ran: the new owner goes on
+        tearDown()
+        relay.finish()
+        standbyWake.signal()
+        onFinish()
+    }
+
+    /// The loop. Returns true when it ended, false when another thread took it over while a handler ran here.
+    private func runLoop() -> Bool {
         while true {
             if drainRequested.load(ordering: .acquiring) && !draining { beginDrain() }
             if draining
@@ -162,6 +225,7 @@ final class WorkerLoop: @unchecked Sendable {
             if draining { wakeAt = min(wakeAt, drainDeadline) }
             var timeout = wakeAt > now ? Int((wakeAt - now + 999_999) / 1_000_000) : 0
             if executor?.hasPendingJobs == true || hasFinished { timeout = 0 }
+            if !unsent.isEmpty { timeout = min(timeout, 10) }  // retry RESULTs the full queue refused
             do {
                 try poller.poll(timeoutMilliseconds: timeout)
             } catch {
@@ -170,12 +234,12 @@ final class WorkerLoop: @unchecked Sendable {
             }
             if poller.isReadable(wakeIndex) { wake.drain() }
             var budget = 10_000
-            while budget > 0, (try? socket.receive(into: &buffer)) == true {
-                if !handle(&buffer) { break }
+            while budget > 0, (try? socket.receive(into: &receiveBuffer)) == true {
+                if !handle(&receiveBuffer) { break }
                 budget -= 1
             }
             // Run the handlers of what just arrived (and of resumed jobs), then answer them in one go.
-            executor?.runPendingJobs()
+            if let executor, !executor.runPendingJobs(relay: relay) { return false }
             if let current = self.socket { sendFinished(current) }
             guard self.socket === socket else { continue }  // reconnected while handling
             let later = MonotonicTime.now()
@@ -194,6 +258,10 @@ final class WorkerLoop: @unchecked Sendable {
                 nextHeartbeat = later + heartbeatNanos
             }
         }
+        return true
+    }
+
+    private func tearDown() {
         if let socket {
             sendFinished(socket)
             _ = try? socket.send(multipart: [CIP.workerSignature.bytes, CIP.Worker.disconnect.bytes])
@@ -203,7 +271,8 @@ final class WorkerLoop: @unchecked Sendable {
         }
         monitor?.close()
         context.terminate()
-        logger.info("worker stopped", metadata: ["unfinished-jobs": "\(running)"])
+        logger.info(
+            "worker stopped", metadata: ["unfinished-jobs": "\(running)", "loop-hand-overs": "\(handOvers)"])
     }
 
     private func beginDrain() {
@@ -304,24 +373,37 @@ final class WorkerLoop: @unchecked Sendable {
 
     private var hasFinished: Bool { finished.withLock { !$0.isEmpty } }
 
+    /// Sends the RESULTs of finished jobs, never waiting: what the connection's full queue refuses is kept, in
+    /// order, for the next turn of the loop (dropped if the connection is replaced meanwhile, section 7.1).
     private func sendFinished(_ socket: ZMQSocket) {
         let batch = finished.withLock { pending -> [Finished] in
             let batch = pending
             pending.removeAll(keepingCapacity: true)
             return batch
         }
-        for result in batch {
-            running -= 1
-            guard result.generation == generation else { continue }  // from a connection that is gone
+        if unsent.isEmpty && batch.isEmpty { return }
+        var queue = unsent
+        queue += batch
+        unsent.removeAll()
+        for (index, result) in queue.enumerated() {
+            guard result.generation == generation else {  // from a connection that is gone
+                running -= 1
+                continue
+            }
             do {
-                try socket.send(CIP.workerSignature, more: true, dontWait: false)
-                try socket.send(CIP.Worker.result, more: true, dontWait: false)
-                try socket.send(result.jobID, more: true, dontWait: false)
-                try socket.send(result.output.outcome.name, more: true, dontWait: false)
-                try socket.send(result.output.body, dontWait: false)
+                // A message's first frame is refused when the queue is full; its later frames are then always taken.
+                guard try socket.send(CIP.workerSignature, more: true) else {
+                    unsent = Array(queue[index...])
+                    return
+                }
+                try socket.send(CIP.Worker.result, more: true)
+                try socket.send(result.jobID, more: true)
+                try socket.send(result.output.outcome.name, more: true)
+                try socket.send(result.output.body)
             } catch {
                 logger.error("could not send a result", metadata: ["error": "\(error)"])
             }
+            running -= 1
         }
     }
 }

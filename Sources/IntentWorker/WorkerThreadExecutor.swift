@@ -19,7 +19,7 @@ final class WorkerThreadExecutor: TaskExecutor, @unchecked Sendable {
         self.wake = wake
     }
 
-    /// Called by the loop thread once, before it runs jobs.
+    /// Called by the thread that owns the loop: once at the start, and again by each thread taking it over.
     func adoptCurrentThread() {
         owner.store(UInt(pthread_self()), ordering: .releasing)
     }
@@ -38,9 +38,10 @@ final class WorkerThreadExecutor: TaskExecutor, @unchecked Sendable {
     /// Whether jobs are waiting to run.
     var hasPendingJobs: Bool { queue.withLock { !$0.isEmpty } }
 
-    /// Runs the jobs waiting now (and the ones they enqueue), up to `limit`. Returns how many ran.
-    @discardableResult
-    func runPendingJobs(limit: Int = 10_000) -> Int {
+    /// Runs the jobs waiting now (and the ones they enqueue), up to `limit`, each inside ``LoopRelay/enterHandler()``
+    /// and ``LoopRelay/leaveHandler(_:)``. Returns false when the loop was taken over while a job ran: the jobs of
+    /// the batch not yet run go back to the front of the queue for the new owner, and the caller must leave the loop.
+    func runPendingJobs(relay: LoopRelay, limit: Int = 10_000) -> Bool {
         var ran = 0
         while ran < limit {
             let batch = queue.withLock { queue -> [UnownedJob] in
@@ -49,9 +50,20 @@ final class WorkerThreadExecutor: TaskExecutor, @unchecked Sendable {
                 return batch
             }
             if batch.isEmpty { break }
-            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            for index in batch.indices {
+                let token = relay.enterHandler()
+                batch[index].runSynchronously(on: asUnownedTaskExecutor())
+                if !relay.leaveHandler(token) {
+                    let rest = batch[(index + 1)...]
+                    if !rest.isEmpty {
+                        queue.withLock { $0.insert(contentsOf: rest, at: 0) }
+                        wake.signal()
+                    }
+                    return false
+                }
+            }
             ran += batch.count
         }
-        return ran
+        return true
     }
 }
