@@ -35,9 +35,15 @@ final class WorkerLoop: @unchecked Sendable {
     private var unsent: [Finished] = []
     /// How many times a handler held the loop's thread long enough for another thread to take the loop over.
     private var handOvers = 0
+    /// Results of jobs from a connection that was replaced, not sent.
+    private var droppedResults = 0
     private var socket: ZMQSocket?
     /// Watches the socket for failed security handshakes (read when the broker is silent, to say why).
     private var monitor: ZMQSocketMonitor?
+    /// The connection completed its handshake (so a disconnection now means the broker went away).
+    private var connectionEstablished = false
+    /// The last failed security handshake on the current socket, explained.
+    private var handshakeExplanation: String?
     private var generation = 0
     private var running = 0
     private var draining = false
@@ -84,7 +90,11 @@ final class WorkerLoop: @unchecked Sendable {
             try socket.setOption(.sendHighWaterMark, 100_000)
             try socket.setOption(.receiveHighWaterMark, 100_000)
             if let curve = configuration.curve { try socket.makeCurveClient(curve) }
-            monitor = try? ZMQSocketMonitor(context: context, watching: socket, events: .handshakeFailures)
+            connectionEstablished = false
+            handshakeExplanation = nil
+            monitor = try? ZMQSocketMonitor(
+                context: context, watching: socket,
+                events: ZMQMonitorEvent.Kind.handshakeFailures.union([.handshakeSucceeded, .disconnected]))
             try socket.connect(configuration.brokerEndpoint)
             var frames: [[UInt8]] = [
                 CIP.workerSignature.bytes, CIP.Worker.ready.bytes, Array(String(configuration.capacity).utf8),
@@ -145,11 +155,25 @@ final class WorkerLoop: @unchecked Sendable {
 
     /// The last failed security handshake on the current connection, explained (nil if none failed).
     private func handshakeFailure() -> String? {
-        var explanation: String?
+        _ = connectionDropped()
+        return handshakeExplanation
+    }
+
+    /// Reads the monitor's events. Returns true when a connection that had completed its handshake dropped: libzmq
+    /// would reconnect underneath, maybe to a new broker that never gave this worker its jobs (section 7.1).
+    private func connectionDropped() -> Bool {
+        var dropped = false
         while let event = try? monitor?.receive() {
-            explanation = event.handshakeFailureExplanation(usingCurve: configuration.curve != nil) ?? explanation
+            if event.kind == .handshakeSucceeded {
+                connectionEstablished = true
+            } else if event.kind == .disconnected {
+                dropped = dropped || connectionEstablished
+                connectionEstablished = false
+            } else if let explanation = event.handshakeFailureExplanation(usingCurve: configuration.curve != nil) {
+                handshakeExplanation = explanation
+            }
         }
-        return explanation
+        return dropped
     }
 
     // MARK: Loop
@@ -220,6 +244,7 @@ final class WorkerLoop: @unchecked Sendable {
             var poller = ZMQPoller()
             poller.add(socket)
             let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
+            let monitorIndex = monitor.map { poller.add($0.socket) }
             let now = MonotonicTime.now()
             var wakeAt = min(nextHeartbeat, brokerExpiry)
             if draining { wakeAt = min(wakeAt, drainDeadline) }
@@ -233,6 +258,21 @@ final class WorkerLoop: @unchecked Sendable {
                 break
             }
             if poller.isReadable(wakeIndex) { wake.drain() }
+            if let monitorIndex, poller.isReadable(monitorIndex), connectionDropped() {
+                // A new socket, so nothing of the old connection (RESULTs of its jobs, queued frames) reaches
+                // whichever broker answers next; the broker that gave the jobs has re-dispatched or failed them.
+                if draining {
+                    logger.warning("connection to the broker lost while draining; leaving")
+                    self.socket?.close()
+                    self.socket = nil
+                    break
+                }
+                logger.warning(
+                    "connection to the broker lost; registering again on a new connection",
+                    metadata: ["running-jobs": "\(running)"])
+                connect()
+                continue
+            }
             var budget = 10_000
             while budget > 0, (try? socket.receive(into: &receiveBuffer)) == true {
                 if !handle(&receiveBuffer) { break }
@@ -272,7 +312,11 @@ final class WorkerLoop: @unchecked Sendable {
         monitor?.close()
         context.terminate()
         logger.info(
-            "worker stopped", metadata: ["unfinished-jobs": "\(running)", "loop-hand-overs": "\(handOvers)"])
+            "worker stopped",
+            metadata: [
+                "unfinished-jobs": "\(running)", "loop-hand-overs": "\(handOvers)",
+                "results-dropped": "\(droppedResults)",
+            ])
     }
 
     private func beginDrain() {
@@ -385,8 +429,13 @@ final class WorkerLoop: @unchecked Sendable {
         var queue = unsent
         queue += batch
         unsent.removeAll()
+        let stale = queue.count { $0.generation != generation }
+        if stale > 0 {
+            droppedResults += stale
+            logger.info("dropped results of jobs from a lost connection", metadata: ["results": "\(stale)"])
+        }
         for (index, result) in queue.enumerated() {
-            guard result.generation == generation else {  // from a connection that is gone
+            guard result.generation == generation else {  // from a connection that is gone (section 7.1)
                 running -= 1
                 continue
             }

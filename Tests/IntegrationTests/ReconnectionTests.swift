@@ -85,6 +85,39 @@ extension EndToEnd {
             #expect(status.body_["handle"]?["data"]?["text"] == "kept")
         }
 
+        /// Section 7.1: a worker whose connection dropped (its broker was killed and another bound the endpoint)
+        /// does not deliver the results of the old broker's jobs to the new one: it registers again on a new
+        /// connection and drops them.
+        @Test func resultsOfJobsFromADeadBrokerNeverReachItsSuccessor() async throws {
+            let cluster = try Cluster()
+            // Long heartbeats: only the dropped connection can tell the worker that its broker changed.
+            let broker = [
+                "broker", "--frontend", cluster.frontend, "--backend", cluster.backend, "--heartbeat-ms", "10000",
+            ]
+            try cluster.start("broker", broker)
+            try cluster.start("w1", ["worker", "--broker", cluster.backend, "--name", "w1", "--heartbeat-ms", "10000"])
+            let client = try cluster.client()
+            try await cluster.waitUntilServing(client)
+            let old = client.send(
+                intent: echo(["text": "old", "delayMs": 1500]), phase: .handle, deadline: .seconds(30), requestID: "old"
+            )
+            try await client.waitUntilRunning("old", on: "w1")
+            cluster.signal("broker", SIGKILL)
+            _ = await cluster.waitForExit("broker")
+            try cluster.start("broker2", broker)
+            // The job ends on the worker 1.5 s after it started, and its result goes nowhere.
+            try await waitUntil("the worker drops the old job's result\n\(cluster.log("w1"))") {
+                cluster.log("w1").contains("dropped results of jobs from a lost connection")
+            }
+            try await cluster.waitUntilServing(client)
+            let reply = try await client.request(intent: echo(["text": "new"]), phase: .handle)
+            #expect(reply.body_["handle"]?["data"]?["text"] == "new")
+            cluster.signal("broker2", SIGTERM)
+            _ = await cluster.waitForExit("broker2")
+            let log = cluster.log("broker2")
+            #expect(log.contains("strayResults: 0"), "\(log)")
+        }
+
         @Test func clientsAndWorkersCarryOnAfterTheBrokerRestarts() async throws {
             let cluster = try Cluster()
             try cluster.startBroker()
