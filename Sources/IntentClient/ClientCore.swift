@@ -158,7 +158,7 @@ final class ClientCore: @unchecked Sendable {
         while let event = try? monitor.receive() {
             if event.kind == .disconnected {
                 if !reconnecting {
-                    logger.info(
+                    logger.debug(
                         "the connection to the broker dropped; libzmq reconnects",
                         metadata: ["broker": "\(configuration.brokerEndpoint)"]
                     )
@@ -320,7 +320,7 @@ final class ClientCore: @unchecked Sendable {
             statusWaiters[id] = kept.isEmpty ? nil : kept
         }
         guard !pending.isEmpty else { return }
-        logger.info(
+        logger.debug(
             "reconnected to the broker; asking it about the requests in flight",
             metadata: ["broker": "\(configuration.brokerEndpoint)", "requests": "\(pending.count)"]
         )

@@ -99,7 +99,7 @@ struct SendCommand: AsyncParsableCommand {
             }
         } catch let error as ClientError where error.code == .brokerRestarted {
             FileHandle.standardError.write(
-                Data("concierge send: \(error) (the request may have run; ask again only if that is safe)\n".utf8)
+                Data("concierge send: \(error) (send it again only if running it twice is safe)\n".utf8)
             )
             throw ExitCode(3)
         } catch let error as ClientError {
