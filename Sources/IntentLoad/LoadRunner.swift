@@ -285,7 +285,8 @@ struct LoadEngine: ~Copyable {
                             p99Microseconds: recorder.finalReply.totalCount > 0
                                 ? recorder.finalReply.valueAtPercentile(99) : 0,
                             errors: recorder.errorReplies, deadlineMisses: recorder.deadlineMisses,
-                            inFlight: inflight.count, sent: measuredSent
+                            inFlight: inflight.count, sent: measuredSent,
+                            progressReplies: recorder.progressReplies
                         )
                     )
                     completedAtLastProgress = completed
