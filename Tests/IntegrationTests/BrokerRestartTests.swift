@@ -95,7 +95,8 @@ extension EndToEnd {
                 intent: echo(["text": "queued", "delayMs": 300]), phase: .handle, deadline: .seconds(30),
                 requestID: "queued"
             )
-            try cluster.startBroker()
+            // A long startup grace: "queued" waits for the worker to register again, however slow the machine.
+            try cluster.startBroker(["--startup-grace-ms", "30000"])
             let restarted = ContinuousClock.now
             switch await ending(of: lost, within: .seconds(30)) {
             case .failure(let error as ClientError):
