@@ -10,14 +10,35 @@ final class ClientCore: @unchecked Sendable {
     let logger: Logger
     private let context = ZMQContext()
     private let socket: ZMQSocket
-    /// Reports failed security handshakes (a refused CURVE key, a CURVE/plain mismatch), which libzmq does not retry.
+    /// Reports failed security handshakes (a refused CURVE key, a CURVE/plain mismatch), which libzmq does not
+    /// retry, and the connection dropping and coming back (which may be a restarted broker).
     private let monitor: ZMQSocketMonitor
     private let wake = EventFD()
     private let inbox = Mutex<(commands: [ConciergeClient.Command], closed: Bool)>(([], false))
 
+    /// A request in flight; `serial` tells it apart from an earlier request with the same id.
+    private struct Pending {
+        let serial: UInt64
+        let continuation: ConciergeClient.ReplyStream.Continuation
+    }
+
+    /// Who gets the next STATUS answer for a request id (the broker answers the STATUS queries about one id in
+    /// order).
+    private enum StatusWaiter {
+        /// A caller of ``ConciergeClient/status(of:)``; `connection`: the connection its query was sent on.
+        case caller(CheckedContinuation<Reply, any Error>, connection: UInt64)
+        /// The sweep after a reconnect, asking about the request with this serial.
+        case sweep(serial: UInt64)
+    }
+
     // Loop-thread state
-    private var pending: [String: ConciergeClient.ReplyStream.Continuation] = [:]
-    private var statusWaiters: [String: [CheckedContinuation<Reply, any Error>]] = [:]
+    private var pending: [String: Pending] = [:]
+    private var nextSerial: UInt64 = 0
+    private var statusWaiters: [String: [StatusWaiter]] = [:]
+    /// Counts the connections to the broker: one more after every disconnect.
+    private var connection: UInt64 = 0
+    /// The connection dropped and has not come back yet.
+    private var reconnecting = false
     private var pingWaiters: [CheckedContinuation<Void, any Error>] = []
     /// Set once a security handshake failed for good (refused key, mechanism mismatch): libzmq does not retry, so
     /// requests fail at once with it.
@@ -36,7 +57,7 @@ final class ClientCore: @unchecked Sendable {
             if let curve = configuration.curve { try socket.makeCurveClient(curve) }
             monitor = try ZMQSocketMonitor(
                 context: context, watching: socket,
-                events: ZMQMonitorEvent.Kind.handshakeFailures.union(.handshakeSucceeded)
+                events: ZMQMonitorEvent.Kind.handshakeFailures.union([.handshakeSucceeded, .disconnected])
             )
             try socket.connect(configuration.brokerEndpoint)
         } catch {
@@ -91,7 +112,7 @@ final class ClientCore: @unchecked Sendable {
             let timeout = nextPing > now ? Int((nextPing - now) / 1_000_000) + 1 : 0
             _ = try? poller.poll(timeoutMilliseconds: timeout)
             if poller.isReadable(wakeIndex) { wake.drain() }
-            if poller.isReadable(monitorIndex) { checkHandshakes() }
+            if poller.isReadable(monitorIndex) { checkMonitor() }
             let (commands, isClosed) = inbox.withLock { inbox in
                 defer { inbox.commands.removeAll(keepingCapacity: true) }
                 return (inbox.commands, inbox.closed)
@@ -129,14 +150,30 @@ final class ClientCore: @unchecked Sendable {
         context.terminate()
     }
 
-    /// Reads the monitor's handshake events. A refusal or a mechanism mismatch fails everything waiting, and later
+    /// Reads the monitor's events. A refusal or a mechanism mismatch fails everything waiting, and later
     /// requests (libzmq gives that connection up); a connection that broke off during the handshake is retried by
-    /// libzmq, and only remembered to explain a later `connectionLost`.
-    private func checkHandshakes() {
+    /// libzmq, and only remembered to explain a later `connectionLost`. A handshake that succeeds after a
+    /// disconnect starts a sweep (``sweep()``): the broker may be a new one that lost the requests in flight.
+    private func checkMonitor() {
         while let event = try? monitor.receive() {
+            if event.kind == .disconnected {
+                if !reconnecting {
+                    logger.debug(
+                        "the connection to the broker dropped; libzmq reconnects",
+                        metadata: ["broker": "\(configuration.brokerEndpoint)"]
+                    )
+                }
+                reconnecting = true
+                connection += 1
+                continue
+            }
             if event.kind == .handshakeSucceeded {
                 handshakeFailure = nil
                 handshakeTrouble = nil
+                if reconnecting {
+                    reconnecting = false
+                    sweep()
+                }
                 continue
             }
             let explanation =
@@ -164,7 +201,7 @@ final class ClientCore: @unchecked Sendable {
 
     /// Why nothing can be sent: the failed handshake that made libzmq drop the connection.
     private func connectionGivenUp() -> ClientError {
-        checkHandshakes()
+        checkMonitor()
         return handshakeFailure
             ?? ClientError(
                 code: .handshakeFailed,
@@ -192,14 +229,15 @@ final class ClientCore: @unchecked Sendable {
                     continuation.finish(throwing: connectionGivenUp())
                     return
                 }
-                pending[id] = continuation
+                nextSerial += 1
+                pending[id] = Pending(serial: nextSerial, continuation: continuation)
             } catch {
                 continuation.finish(throwing: ClientError(code: .transport, message: "\(error)"))
             }
         case .status(let id, let continuation):
             let frames = [CIP.clientSignature.bytes, CIP.Client.status.bytes, Array(id.utf8)]
             if (try? socket.send(multipart: frames)) == true {
-                statusWaiters[id, default: []].append(continuation)
+                statusWaiters[id, default: []].append(.caller(continuation, connection: connection))
             } else {
                 continuation.resume(throwing: connectionGivenUp())
             }
@@ -239,13 +277,17 @@ final class ClientCore: @unchecked Sendable {
         }
         let reply = Reply(requestID: id, status: status, phase: message.string(4), body: message.bytes(5))
         if message.equals(1, CIP.Broker.status) {
-            if var waiters = statusWaiters[id], !waiters.isEmpty {
-                waiters.removeFirst().resume(returning: reply)
-                statusWaiters[id] = waiters.isEmpty ? nil : waiters
+            guard var waiters = statusWaiters[id], !waiters.isEmpty else { return }
+            let waiter = waiters.removeFirst()
+            statusWaiters[id] = waiters.isEmpty ? nil : waiters
+            switch waiter {
+            case .caller(let continuation, _): continuation.resume(returning: reply)
+            case .sweep(let serial): settle(id, serial: serial, with: reply)
             }
             return
         }
-        guard let continuation = pending[id] else {
+        // A request already ended by the sweep's STATUS answer gets no second ending.
+        guard let continuation = pending[id]?.continuation else {
             if id.isEmpty {
                 logger.warning("broker error without request id", metadata: ["body": "\(reply.json ?? .null)"])
             }
@@ -258,10 +300,65 @@ final class ClientCore: @unchecked Sendable {
         }
     }
 
+    /// After the connection came back: asks STATUS (PROTOCOL.md 4.3) about every request in flight, because the
+    /// broker at the other end may be a new one that never heard of them (libzmq reconnects silently, and a new
+    /// broker answers PING like the old one). Sent after any REQUEST still queued, so the broker has seen every
+    /// request it is asked about, unless it lost it. STATUS queries of callers sent on an earlier connection may
+    /// be lost with it and are asked again; a sweep's queries from an earlier reconnect are replaced. Extra
+    /// answers are harmless: an answer nobody waits for is ignored.
+    private func sweep() {
+        let status = [CIP.clientSignature.bytes, CIP.Client.status.bytes]
+        for (id, waiters) in statusWaiters {
+            var kept: [StatusWaiter] = []
+            for waiter in waiters {
+                guard case .caller(let continuation, let sentOn) = waiter else { continue }
+                if sentOn < connection {
+                    _ = try? socket.send(multipart: status + [Array(id.utf8)])
+                }
+                kept.append(.caller(continuation, connection: connection))
+            }
+            statusWaiters[id] = kept.isEmpty ? nil : kept
+        }
+        guard !pending.isEmpty else { return }
+        logger.debug(
+            "reconnected to the broker; asking it about the requests in flight",
+            metadata: ["broker": "\(configuration.brokerEndpoint)", "requests": "\(pending.count)"]
+        )
+        for (id, request) in pending where (try? socket.send(multipart: status + [Array(id.utf8)])) == true {
+            statusWaiters[id, default: []].append(.sweep(serial: request.serial))
+        }
+    }
+
+    /// The broker's STATUS answer to the sweep about request `id` (if it is still the request with `serial`):
+    /// `progress` keeps it waiting; `final` or `error` is its ending (its REPLY, if one comes too, is ignored);
+    /// `unknown-request` ends it with ``ClientError/Code/brokerRestarted``.
+    private func settle(_ id: String, serial: UInt64, with reply: Reply) {
+        guard let request = pending[id], request.serial == serial, reply.isFinal else { return }
+        pending[id] = nil
+        if reply.errorCode == WireErrorCode.unknownRequest.rawValue {
+            logger.warning(
+                "the broker no longer knows a request in flight (restarted?)",
+                metadata: ["broker": "\(configuration.brokerEndpoint)", "request": "\(id)"]
+            )
+            request.continuation.finish(
+                throwing: ClientError(
+                    code: .brokerRestarted,
+                    message: "request \(id): the broker restarted and no longer knows this request; "
+                        + "whether it ran is unknown"
+                )
+            )
+        } else {
+            request.continuation.yield(reply)
+            request.continuation.finish()
+        }
+    }
+
     private func failAll(_ error: ClientError) {
-        for continuation in pending.values { continuation.finish(throwing: error) }
+        for request in pending.values { request.continuation.finish(throwing: error) }
         pending.removeAll()
-        for waiters in statusWaiters.values { for waiter in waiters { waiter.resume(throwing: error) } }
+        for waiters in statusWaiters.values {
+            for case .caller(let waiter, _) in waiters { waiter.resume(throwing: error) }
+        }
         statusWaiters.removeAll()
         for waiter in pingWaiters { waiter.resume(throwing: error) }
         pingWaiters.removeAll()

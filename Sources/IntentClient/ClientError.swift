@@ -4,6 +4,10 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
         public let rawValue: String
         /// The broker stopped answering; the request may still finish (ask ``ConciergeClient/status(of:)``).
         public static let connectionLost = Code(rawValue: "connection-lost")
+        /// The connection to the broker dropped and came back, and the broker no longer knows the request (its
+        /// STATUS answer was `unknown-request`): most likely the broker restarted and lost it. Whether the request
+        /// ran is unknown. A client-local ending, like ``connectionLost``, not a CIP error code (PROTOCOL.md 7.2).
+        public static let brokerRestarted = Code(rawValue: "broker-restarted")
         /// The client was closed.
         public static let closed = Code(rawValue: "closed")
         /// The same request id is already in flight on this client.

@@ -14,7 +14,9 @@ import ZeroMQ
 /// ```
 /// The socket lives on one thread of its own; the API is safe to use from any task. libzmq reconnects by
 /// itself when the broker restarts; requests in flight when the broker goes silent fail with
-/// ``ClientError/Code/connectionLost``.
+/// ``ClientError/Code/connectionLost``. When the connection drops and comes back, the client asks the broker
+/// (STATUS) about every request in flight: those it no longer knows (a restarted broker) fail with
+/// ``ClientError/Code/brokerRestarted``, those it ended while the connection was down get their stored answer.
 public final class ConciergeClient: Sendable {
     public typealias ReplyStream = AsyncThrowingStream<Reply, any Error>
 

@@ -5,10 +5,13 @@ import IntentWire
 /// Keys: `final.<phase>.<code>` for final replies (confirm and handle: the response code; resolve: `success`
 /// when every parameter resolved to success or notRequired, else the kind that needs the user, e.g.
 /// `final.resolve.disambiguation`), `error.<code>` for error replies (`error.busy` is a shed request),
-/// `progress` for in-progress replies, and `unanswered` for requests without a final reply when the run ended.
+/// `progress` for in-progress replies, `unanswered` for requests without a final reply when the run ended, and
+/// `error.broker-restarted` for requests the broker no longer knew after their connection came back (a client-side
+/// ending, not a reply: the broker restarted and lost them; PROTOCOL.md 7.2).
 public enum LoadOutcome {
     public static let progress = "progress"
     public static let unanswered = "unanswered"
+    public static let brokerRestarted = "error.broker-restarted"
 
     /// The outcome key of a final reply's body for `phase`.
     public static func final(phase: String, body: UnsafeRawBufferPointer) -> String {

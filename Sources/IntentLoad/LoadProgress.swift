@@ -16,6 +16,8 @@ public struct LoadProgress: Sendable {
     public var inFlight: Int
     /// Measured requests sent so far.
     public var sent: Int
+    /// Progress replies so far (each says the broker holds the request: queued or running).
+    public var progressReplies: Int = 0
 
     /// One line for a terminal: `[  3.0s] 45,123 req/s  p99 1.20 ms  errors 0  misses 0  in flight 100`.
     public var line: String {

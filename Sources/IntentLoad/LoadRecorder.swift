@@ -67,6 +67,16 @@ public struct LoadRecorder: Sendable {
         intervalFinal.recordNanoseconds(latency)
     }
 
+    /// A measured request ended on the client's side: after a reconnect the broker no longer knew it (a restarted
+    /// broker). Counted as an error ending (``LoadOutcome/brokerRestarted``) but not as a latency: no reply came.
+    public mutating func recordBrokerRestarted(now: UInt64) {
+        outcomes[LoadOutcome.brokerRestarted, default: 0] += 1
+        advance(to: now)
+        current.completed += 1
+        errorReplies += 1
+        current.errors += 1
+    }
+
     /// Requests that never got a final reply.
     public mutating func recordUnanswered(_ count: Int) {
         guard count > 0 else { return }

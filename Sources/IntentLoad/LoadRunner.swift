@@ -84,6 +84,10 @@ struct LoadEngine: ~Copyable {
     let configuration: LoadConfiguration
     let workload: LoadWorkload
     let sockets: [ZMQSocket]
+    /// One per socket: tells when its connection drops and comes back (a broker restart, PROTOCOL.md 7.2).
+    let monitors: [ZMQSocketMonitor]
+    /// Per socket: the connection dropped and has not come back yet.
+    var reconnecting: [Bool]
     let stopFlag: StopFlag
     let prepared: [Prepared]
     let deadlineFrame: [UInt8]
@@ -100,16 +104,22 @@ struct LoadEngine: ~Copyable {
         self.workload = workload
         self.stopFlag = stopFlag
         var sockets: [ZMQSocket] = []
+        var monitors: [ZMQSocketMonitor] = []
         for _ in 0..<configuration.connections {
             let socket = try ZMQSocket(context: context, type: .dealer)
             // The client bounds what it has in flight itself; libzmq's queues must never drop or block.
             try socket.setOption(.sendHighWaterMark, 0)
             try socket.setOption(.receiveHighWaterMark, 0)
             if let curve = configuration.curve { try socket.makeCurveClient(curve) }
+            monitors.append(
+                try ZMQSocketMonitor(context: context, watching: socket, events: [.disconnected, .handshakeSucceeded])
+            )
             try socket.connect(configuration.endpoint)
             sockets.append(socket)
         }
         self.sockets = sockets
+        self.monitors = monitors
+        reconnecting = [Bool](repeating: false, count: sockets.count)
         prepared = workload.items.map {
             Prepared(intentType: Array($0.intentType.utf8), phase: $0.phase.name.bytes, body: $0.body)
         }
@@ -119,6 +129,7 @@ struct LoadEngine: ~Copyable {
 
     func close() {
         for socket in sockets { socket.close() }
+        for monitor in monitors { monitor.close() }
     }
 
     // MARK: Connecting
@@ -183,6 +194,7 @@ struct LoadEngine: ~Copyable {
         var completedAll = 0  // warm-up included, for the progress line
         var poller = ZMQPoller()
         for socket in sockets { poller.add(socket) }
+        for monitor in monitors { poller.add(monitor.socket) }
         var buffer = ZMQMultipart(capacity: 8)
 
         func shouldMeasure(_ intended: UInt64) -> Bool { intended >= warmupEnd }
@@ -238,6 +250,9 @@ struct LoadEngine: ~Copyable {
                 let timeout = wakeAt > now ? Int((wakeAt - now + 999_999) / 1_000_000) : 0
                 try poller.poll(timeoutMilliseconds: timeout)
 
+                for index in sockets.indices where poller.isReadable(sockets.count + index) {
+                    try checkMonitor(connection: index)
+                }
                 for index in sockets.indices where poller.isReadable(index) {
                     let socket = sockets[index]
                     while try socket.receive(into: &buffer) {
@@ -270,7 +285,8 @@ struct LoadEngine: ~Copyable {
                             p99Microseconds: recorder.finalReply.totalCount > 0
                                 ? recorder.finalReply.valueAtPercentile(99) : 0,
                             errors: recorder.errorReplies, deadlineMisses: recorder.deadlineMisses,
-                            inFlight: inflight.count, sent: measuredSent
+                            inFlight: inflight.count, sent: measuredSent,
+                            progressReplies: recorder.progressReplies
                         )
                     )
                     completedAtLastProgress = completed
@@ -342,9 +358,30 @@ struct LoadEngine: ~Copyable {
         inflight[id] = InFlight(intended: intended, sent: now, connection: Int32(connection), measured: measured)
     }
 
+    /// Reads connection `connection`'s monitor: when the connection comes back after a disconnect, asks STATUS
+    /// about every request in flight on it (the sweep of PROTOCOL.md 7.2). The STATUS queries queue behind any
+    /// REQUEST not yet sent, so the broker has seen every request it is asked about unless it lost it.
+    mutating func checkMonitor(connection: Int) throws(ZMQError) {
+        while let event = try monitors[connection].receive() {
+            if event.kind == .disconnected {
+                reconnecting[connection] = true
+            } else if event.kind == .handshakeSucceeded && reconnecting[connection] {
+                reconnecting[connection] = false
+                for (id, request) in inflight where request.connection == connection {
+                    try sockets[connection].send(multipart: [
+                        CIP.clientSignature.bytes, CIP.Client.status.bytes, withUnsafeBytes(of: id) { Array($0) },
+                    ])
+                }
+            }
+        }
+    }
+
     /// Handles one message from the broker. Returns the request it ended, if it ended one.
     mutating func handleReply(_ message: inout ZMQMultipart, now: UInt64, recorder: inout LoadRecorder) -> InFlight? {
         // [CIPC01, REPLY, id, status, phase, body]
+        if message.count == 6, message.equals(1, CIP.Broker.status), message.size(2) == 8 {
+            return handleSweepAnswer(&message, now: now, recorder: &recorder)
+        }
         guard message.count == 6, message.equals(1, CIP.Broker.reply), message.size(2) == 8 else {
             if !(message.count == 2 && message.equals(1, CIP.Broker.pong)) { strayReplies += 1 }
             return nil
@@ -377,6 +414,38 @@ struct LoadEngine: ~Copyable {
             } else {
                 let phase = message.string(4)
                 outcome = message.withBytes(5) { LoadOutcome.final(phase: phase, body: $0) }
+            }
+            recorder.recordFinalReply(latency: now - request.intended, outcome: outcome, isError: isError, now: now)
+        }
+        return request
+    }
+
+    /// The answer to a sweep's STATUS (`[CIPC01, STATUS, id, status, phase, body]`). `progress`: the broker has the
+    /// request, keep waiting. `final` or `error`: the request's ending (its REPLY was lost while the connection was
+    /// down), except `unknown-request`: the broker no longer knows it, ended as `error.broker-restarted`. An answer
+    /// about a request already ended (by its REPLY, or by an earlier answer) is ignored.
+    mutating func handleSweepAnswer(_ message: inout ZMQMultipart, now: UInt64, recorder: inout LoadRecorder)
+        -> InFlight?
+    {
+        let id = message.withBytes(2) { $0.loadUnaligned(as: UInt64.self) }
+        guard let request = inflight[id], !message.equals(3, CIP.Status.progress) else { return nil }
+        let isError = message.equals(3, CIP.Status.error)
+        let outcome: String
+        if isError {
+            outcome = message.withBytes(5) { LoadOutcome.error(body: $0) }
+        } else {
+            let phase = message.string(4)
+            outcome = message.withBytes(5) { LoadOutcome.final(phase: phase, body: $0) }
+        }
+        inflight[id] = nil
+        guard request.measured else { return request }
+        if outcome == "error.\(WireErrorCode.unknownRequest.rawValue)" {
+            recorder.recordBrokerRestarted(now: now)
+        } else {
+            if request.firstReplyAt == 0 {
+                recorder.recordFirstReply(
+                    latency: now - request.intended, missedDeadline: now - request.sent > deadlineNanos
+                )
             }
             recorder.recordFinalReply(latency: now - request.intended, outcome: outcome, isError: isError, now: now)
         }

@@ -26,6 +26,8 @@ public struct LoadSummary: Sendable {
     /// Measured requests offered per second (open loop: close to the target unless the client fell behind).
     public var offeredRPS: Double
     public var finalReplies: Int
+    /// Error replies, and requests ended on the client's side because a restarted broker no longer knew them
+    /// (outcome `error.broker-restarted`).
     public var errorReplies: Int
     public var progressReplies: Int
     public var unanswered: Int

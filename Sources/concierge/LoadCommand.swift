@@ -16,7 +16,9 @@ struct LoadCommand: AsyncParsableCommand {
             (--payload, --delay-ms, --cpu-ms), another intent (--intent T --parameters JSON), or a weighted mix \
             (--mix FILE: [{"weight": 3, "phase": "lifecycle", "intent": {...}}, ...]). A progress line is printed \
             every second on standard error; the report at the end on standard output (--json: the JSON summary \
-            instead). Exit status: 0, 1 when a --max-*/--min-* limit is broken, 2 when the run could not be made.
+            instead). Requests that a restarted broker no longer knows (asked with STATUS when a connection comes \
+            back) count as the outcome error.broker-restarted, not as unanswered. Exit status: 0, 1 when a \
+            --max-*/--min-* limit is broken, 2 when the run could not be made.
             """
     )
 

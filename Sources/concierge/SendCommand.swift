@@ -13,7 +13,10 @@ struct SendCommand: AsyncParsableCommand {
         discussion: """
             The intent is JSON: {"type": "RequestRide", "parameters": {...}} (or a whole Interaction \
             {"intent": {...}, ...}), as an argument or on standard input. Exit status: 0 for a final reply, \
-            1 for an error reply, 2 when the broker could not be reached.
+            1 for an error reply, 2 when the broker could not be reached (or stopped answering, or no final reply \
+            came within --timeout), 3 when the broker restarted while the request was in flight: the connection \
+            came back, and the new broker does not know the request (error broker-restarted; whether it ran is \
+            unknown).
             """
     )
 
@@ -88,17 +91,22 @@ struct SendCommand: AsyncParsableCommand {
                 }
                 group.addTask {
                     try await Task.sleep(for: .seconds(timeout))
-                    return 3
+                    return -1
                 }
                 let first = try await group.next() ?? 2
                 group.cancelAll()
                 return first
             }
+        } catch let error as ClientError where error.code == .brokerRestarted {
+            FileHandle.standardError.write(
+                Data("concierge send: \(error) (send it again only if running it twice is safe)\n".utf8)
+            )
+            throw ExitCode(3)
         } catch let error as ClientError {
             FileHandle.standardError.write(Data("concierge send: \(error)\n".utf8))
             throw ExitCode(2)
         }
-        if exitCode == 3 {
+        if exitCode == -1 {
             FileHandle.standardError.write(Data("concierge send: no final reply within \(timeout) s\n".utf8))
             throw ExitCode(2)
         }
