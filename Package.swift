@@ -159,6 +159,7 @@ let package = Package(
         .testTarget(
             name: "IntentWireTests", dependencies: ["IntentWire", "ConciergeJSON"], swiftSettings: swiftSettings
         ),
+        .testTarget(name: "IntentWorkerTests", dependencies: ["IntentWorker"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntentLoadTests",
             dependencies: [
