@@ -66,21 +66,21 @@ import ZeroMQ
     }
 
     @Test func terminateIsThreadSafeAndIdempotent() throws {
-        for round in 0..<20 {
+        for round in 0..<200 {
             let context = ZMQContext()
             if round.isMultiple(of: 2) {
                 // With a socket: terminate() waits for it, shutdown() from other threads must stay harmless.
                 let socket = try ZMQSocket(context: context, type: .pull)
                 socket.close()
             }
-            let threads = 16
+            let threads = 8
             let ready = Counter()
             let ended = try finishes(within: .seconds(20), threads: threads) { index in
                 ready.increment()
                 while ready.value < threads { sched_yield() }  // start together, to race for the flag
                 if index.isMultiple(of: 4) { context.shutdown() } else { context.terminate() }
             }
-            #expect(ended, "concurrent terminate() did not return (round \(round))")
+            try #require(ended, "concurrent terminate() did not return (round \(round))")
             context.terminate()
             context.shutdown()
             #expect(throws: ZMQError.terminated) { _ = try ZMQSocket(context: context, type: .pair) }
