@@ -157,6 +157,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "IntentPoolTests",
+            dependencies: ["IntentPool", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "IntentWireTests", dependencies: ["IntentWire", "ConciergeJSON"], swiftSettings: swiftSettings
         ),
         .testTarget(
