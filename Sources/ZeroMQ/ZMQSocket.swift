@@ -6,12 +6,13 @@ import CZeroMQ
 /// thread that runs its loop). It is `@unchecked Sendable` only so that it can be handed to that thread.
 /// Every socket sets `ZMQ_LINGER` to 0 on creation (pending messages are dropped on close) unless changed.
 ///
-/// A socket holds its ``context`` strongly: the context cannot end (and its `deinit` cannot wait for this
-/// socket) while the socket object lives. Close a socket with ``close()`` on its thread, or let its last reference
-/// go: its `deinit` closes it.
+/// A socket holds its ``context`` strongly, so the context's `deinit` cannot run (and wait for this socket) while
+/// the socket object lives; an explicit ``ZMQContext/terminate()`` still waits until the socket is closed. Close a
+/// socket with ``close()`` on its thread, or let its last reference go: its `deinit` closes it.
 public final class ZMQSocket: @unchecked Sendable {
     /// The raw `void *` socket handle (for polling).
     public let handle: UnsafeMutableRawPointer
+    /// The socket's type.
     public let type: ZMQSocketType
     /// The context the socket was made from, kept alive by the socket.
     public let context: ZMQContext
