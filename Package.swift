@@ -151,9 +151,14 @@ let package = Package(
         .testTarget(
             name: "IntentBrokerTests",
             dependencies: [
-                "IntentBroker", "IntentWire", .product(name: "Logging", package: "swift-log"),
+                "IntentBroker", "IntentWire", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IntentPoolTests",
+            dependencies: ["IntentPool", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -14,13 +14,30 @@ import ZeroMQ
 /// Secure by default: without ``BrokerConfiguration/curve`` the broker refuses endpoints other hosts could reach
 /// (``BrokerError/Code/insecureEndpoint``) unless ``BrokerConfiguration/allowInsecureEndpoints`` is set; with it,
 /// every connection is encrypted and only listed client and worker keys are admitted.
+///
+/// A broker runs once: ``run()`` may be called a single time (a second call throws
+/// ``BrokerError/Code/alreadyRan``). A broker dropped without running closes its sockets (and stops its ZAP
+/// handler) at once, so its endpoints are free again.
 public final class Broker: Service, Sendable {
-    private let loop: BrokerLoop
+    let loop: BrokerLoop
+    /// Whether ``run()`` was called.
+    private let started = Atomic(false)
 
     public init(configuration: BrokerConfiguration = .init(), logger: Logger = Logger(label: "concierge.broker")) throws
     {
         try configuration.checkEndpointSecurity()
+        guard configuration.ioThreads >= 0 else {
+            throw BrokerError(
+                code: .badConfiguration, message: "ioThreads must be at least 0, not \(configuration.ioThreads)")
+        }
         loop = try BrokerLoop(configuration: configuration, logger: logger)
+    }
+
+    deinit {
+        // A broker that never ran still holds bound sockets and, with CURVE, a ZAP thread that keeps its handler (and
+        // so the context) alive: close them now. A broker that ran closed them when its loop ended. No wait here is
+        // unbounded: the sockets linger 0 until the loop raises it, and the ZAP thread ends at its next wake-up.
+        if !started.load(ordering: .acquiring) { loop.sockets.close() }
     }
 
     /// The frontend endpoint actually bound.
@@ -30,13 +47,29 @@ public final class Broker: Service, Sendable {
     /// Counters as of the broker's stop.
     public var statistics: BrokerStatistics { loop.finalStatistics.withLock { $0 } }
 
+    /// Runs the broker until graceful shutdown or cancellation (see ``Broker``), then closes its sockets.
+    ///
+    /// - Throws: ``BrokerError/Code/alreadyRan`` if `run()` was called before (a broker runs once);
+    ///   ``BrokerError/Code/pollFailed`` if waiting on the sockets failed, which stops the broker (as at shutdown,
+    ///   every open request gets its ending reply) but is not a normal stop.
     public func run() async throws {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else {
+            throw BrokerError(
+                code: .alreadyRan, message: "this broker has run already; a broker runs once (make a new one)")
+        }
         let loop = self.loop
-        await withTaskCancellationOrGracefulShutdownHandler {
-            await SocketThread.run(name: "concierge-broker") { loop.run() }
+        let outcome = await withTaskCancellationOrGracefulShutdownHandler {
+            await SocketThread.run(name: "concierge-broker") { () -> Result<Void, BrokerError> in
+                do throws(BrokerError) {
+                    return .success(try loop.run())
+                } catch {
+                    return .failure(error)
+                }
+            }
         } onCancelOrGracefulShutdown: {
             loop.requestStop()
         }
+        try outcome.get()
     }
 
     /// Asks a running broker to shut down gracefully (as SIGTERM does).

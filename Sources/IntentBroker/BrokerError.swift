@@ -4,6 +4,7 @@ public struct BrokerError: Error, Sendable, CustomStringConvertible {
         private enum Value: String {
             case bindFailed = "bind-failed", badConfiguration = "bad-configuration"
             case insecureEndpoint = "insecure-endpoint"
+            case alreadyRan = "already-ran", pollFailed = "poll-failed"
         }
         private let value: Value
         /// An endpoint could not be bound.
@@ -13,6 +14,12 @@ public struct BrokerError: Error, Sendable, CustomStringConvertible {
         /// Without CURVE, an endpoint other hosts could reach (not loopback, `ipc://` or `inproc://`) was refused;
         /// see ``BrokerConfiguration/checkEndpointSecurity()``.
         public static let insecureEndpoint = Code(value: .insecureEndpoint)
+        /// ``Broker/run()`` was called a second time: a broker runs once (its sockets close when it stops); make
+        /// a new one to run again.
+        public static let alreadyRan = Code(value: .alreadyRan)
+        /// Waiting on the broker's sockets failed (`zmq_poll` reported an error other than an interruption), so the
+        /// broker stopped; the message names the libzmq error.
+        public static let pollFailed = Code(value: .pollFailed)
         public var description: String { value.rawValue }
     }
 

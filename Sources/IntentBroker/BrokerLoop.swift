@@ -47,7 +47,9 @@ final class BrokerLoop: @unchecked Sendable {
 
     // MARK: The loop
 
-    func run() {
+    /// Runs the loop until the broker has shut down, then closes the sockets. Throws ``BrokerError/Code/pollFailed``
+    /// (after closing them) if waiting on the sockets failed: the broker did not stop because it was asked to.
+    func run() throws(BrokerError) {
         let frontend = sockets.frontend
         let backend = sockets.backend
         var poller = ZMQPoller()
@@ -57,14 +59,18 @@ final class BrokerLoop: @unchecked Sendable {
         var buffer = ZMQMultipart(capacity: clientDecoder.limits.maxFrames + 1)  // + the routing id
         logger.info("broker ready", metadata: ["frontend": "\(frontendEndpoint)", "backend": "\(backendEndpoint)"])
 
+        var failure: BrokerError?
         while true {
             var now = MonotonicTime.now()
             let wakeAt = core.nextWakeTime
             let timeout = wakeAt > now ? Int((wakeAt - now + 999_999) / 1_000_000) : 0
             do {
-                try poller.poll(timeoutMilliseconds: timeout)
+                try poller.poll(timeoutMilliseconds: timeout)  // EINTR is retried: it returns 0
             } catch {
+                // Not a normal stop: the requests still open end as at shutdown, and run() throws so that the
+                // ServiceGroup sees the failure.
                 logger.critical("poll failed, broker stops", metadata: ["error": "\(error)"])
+                failure = BrokerError(code: .pollFailed, message: "zmq_poll failed: \(error)")
                 break
             }
             if poller.isReadable(wakeIndex) {
@@ -108,6 +114,7 @@ final class BrokerLoop: @unchecked Sendable {
             "broker stopped; closing once queued replies are sent",
             metadata: ["statistics": "\(statistics)", "linger-ms": "\(linger)"])
         sockets.close()
+        if let failure { throw failure }
     }
 
     // MARK: Events in

@@ -5,6 +5,7 @@ public import ServiceLifecycle
 import Subprocess
 import Synchronization
 import SystemPackage
+import ZeroMQ
 
 #if canImport(Glibc)
     import Glibc
@@ -15,9 +16,15 @@ import SystemPackage
 /// added workers start at once, removed ones get SIGTERM and drain before they exit.
 ///
 /// On graceful shutdown every worker gets SIGTERM (and SIGKILL after ``PoolConfiguration/stopTimeout``).
+///
+/// Signals never reach a process that is not the pool's worker: a worker's pid is in the pool's table from its
+/// start until it has exited, and leaves the table before the process is reaped (until then the pid cannot be
+/// reused); every signal is sent under the lock the pid was read under.
 public final class WorkerPool: Service, Sendable {
     struct Slot {
         var wanted = true
+        /// The worker's pid, from its start until it has exited; cleared (under the lock) before Subprocess reaps
+        /// the process, so a pid read under the lock names this worker, never another process that reused it.
         var pid: Int32?
         var restarts = 0
     }
@@ -53,8 +60,8 @@ public final class WorkerPool: Service, Sendable {
     /// Grows or shrinks the pool. New workers start at once; removed ones (the highest slots) drain and exit.
     public func resize(to newSize: Int) {
         let newSize = max(0, newSize)
-        let (start, stop) = state.withLock { state -> ([Int], [Int32]) in
-            guard !state.stopping else { return ([], []) }
+        let (start, stopped) = state.withLock { state -> ([Int], Int) in
+            guard !state.stopping else { return ([], 0) }
             let wanted = state.slots.filter { $0.value.wanted }.keys.sorted()
             if newSize > wanted.count {
                 var start: [Int] = []
@@ -66,18 +73,17 @@ public final class WorkerPool: Service, Sendable {
                     }
                     slot += 1
                 }
-                return (start, [])
+                return (start, 0)
             }
-            var stop: [Int32] = []
-            for slot in wanted.suffix(wanted.count - newSize) {
+            let removed = wanted.suffix(wanted.count - newSize)
+            for slot in removed {
                 state.slots[slot]?.wanted = false
-                if let pid = state.slots[slot]?.pid { stop.append(pid) }
+                if let pid = state.slots[slot]?.pid { kill(pid, SIGTERM) }  // under the lock: see ``Slot/pid``
             }
-            return ([], stop)
+            return ([], removed.count)
         }
         for slot in start { slotStartsContinuation.yield(slot) }
-        for pid in stop { kill(pid, SIGTERM) }
-        if !start.isEmpty || !stop.isEmpty {
+        if !start.isEmpty || stopped > 0 {
             logger.info("pool resized", metadata: ["size": "\(newSize)"])
         }
     }
@@ -106,18 +112,41 @@ public final class WorkerPool: Service, Sendable {
     }
 
     private func stopAll() {
-        let pids = state.withLock { state -> [Int32] in
+        let running = state.withLock { state -> Int in
             state.stopping = true
             for key in state.slots.keys { state.slots[key]?.wanted = false }
-            return state.slots.values.compactMap(\.pid)
+            return signalAll(SIGTERM, &state)
         }
-        logger.info("pool stopping; workers drain", metadata: ["workers": "\(pids.count)"])
-        for pid in pids { kill(pid, SIGTERM) }
+        logger.info("pool stopping; workers drain", metadata: ["workers": "\(running)"])
         slotStartsContinuation.finish()
         let timeout = configuration.stopTimeout
         Thread.detachNewThread { [self] in
             Thread.sleep(forTimeInterval: Double(timeout.nanoseconds) / 1e9)
-            for pid in state.withLock({ $0.slots.values.compactMap(\.pid) }) { kill(pid, SIGKILL) }
+            state.withLock { _ = signalAll(SIGKILL, &$0) }
+        }
+    }
+
+    /// Sends `signal` to every worker in the table; call it under the lock (see ``Slot/pid``). Returns how many.
+    private func signalAll(_ signal: Int32, _ state: inout State) -> Int {
+        let pids = state.slots.values.compactMap(\.pid)
+        for pid in pids { kill(pid, signal) }
+        return pids.count
+    }
+
+    /// Calls `body` with the pids in the table, by slot, under the pool's lock (tests: while `body` runs, no pid
+    /// leaves the table).
+    func withWorkerTable<R: Sendable>(_ body: ([Int: Int32]) -> R) -> R {
+        state.withLock { state in body(state.slots.compactMapValues(\.pid)) }
+    }
+
+    /// Returns once process `pid`, a child of this process, has exited, without reaping it (`waitid` with
+    /// `WNOWAIT`): until it is reaped, its pid cannot name another process. Blocks a thread of its own meanwhile.
+    static func waitForExit(of pid: Int32) async {
+        await SocketThread.run(name: "concierge-pool-wait") {
+            var info = siginfo_t()
+            // EINTR: wait again. Any other failure (ECHILD: not a child, or already reaped) means there is
+            // nothing left to wait for.
+            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) == -1 && errno == EINTR {}
         }
     }
 
@@ -142,14 +171,16 @@ public final class WorkerPool: Service, Sendable {
                     error: .currentStandardError
                 ) { execution in
                     let pid = execution.processIdentifier.value
-                    let stillWanted = state.withLock { state -> Bool in
+                    state.withLock { state in
                         state.slots[slot]?.pid = pid
-                        return state.slots[slot]?.wanted == true
+                        if state.slots[slot]?.wanted != true { kill(pid, SIGTERM) }
                     }
-                    if !stillWanted { kill(pid, SIGTERM) }
                     logger.info("worker started", metadata: ["slot": "\(slot)", "pid": "\(pid)"])
+                    // Subprocess reaps the worker only after this closure returns: its pid leaves the table first,
+                    // so that no signal sent under the lock can reach a process that reused it.
+                    await Self.waitForExit(of: pid)
+                    state.withLock { $0.slots[slot]?.pid = nil }
                 }
-                state.withLock { $0.slots[slot]?.pid = nil }
                 let wanted = state.withLock { $0.slots[slot]?.wanted == true }
                 if !wanted {
                     logger.info(

@@ -10,13 +10,13 @@ import CZeroMQ
 /// Concierge (broker, worker, client, pool control) runs this way and is stopped by a flag plus an ``EventFD``.
 /// Plain pthreads, so that a worker needs no Foundation (and stays small in memory).
 public enum SocketThread {
-    /// Starts `body` on a new thread named `name` and returns when it does.
-    public static func run(name: String, _ body: @escaping @Sendable () -> Void) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            start(name: name) {
-                body()
-                continuation.resume()
-            }
+    /// Starts `body` on a new thread named `name` and returns what it returns, when it does.
+    public static func run<Result: Sendable>(
+        name: String,
+        _ body: @escaping @Sendable () -> Result
+    ) async -> Result {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Result, Never>) in
+            start(name: name) { continuation.resume(returning: body()) }
         }
     }
 

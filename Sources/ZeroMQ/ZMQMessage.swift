@@ -5,38 +5,60 @@ import CZeroMQ
 ///
 /// Sending a ``ZMQMessage`` with ``ZMQSocket/send(_:more:)`` sends a libzmq copy (reference-counted for large
 /// frames, so no body bytes are copied) and leaves this message intact, so it can be sent again (re-dispatch).
+///
+/// Return codes: `zmq_msg_init` cannot fail, and `zmq_msg_move`/`zmq_msg_close` fail only with EFAULT (not a valid
+/// message), which the `zmq_msg_t` a message owns never is, so those are preconditions; `zmq_msg_init_size`
+/// allocates and can fail for a large size (ENOMEM), so ``init(bytes:)`` throws.
 public final class ZMQMessage: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<zmq_msg_t>
 
     /// An empty message.
     public init() {
         pointer = .allocate(capacity: 1)
-        zmq_msg_init(pointer)
+        Self.initialize(pointer)
     }
 
-    /// A message holding a copy of `bytes`.
-    public init(bytes: some Collection<UInt8>) {
-        pointer = .allocate(capacity: 1)
-        zmq_msg_init_size(pointer, bytes.count)
-        let destination = UnsafeMutableRawBufferPointer(start: zmq_msg_data(pointer), count: bytes.count)
+    /// A message holding a copy of `bytes`; throws what `zmq_msg_init_size` reports (ENOMEM when the frame cannot
+    /// be allocated).
+    public init(bytes: some Collection<UInt8>) throws(ZMQError) {
+        let count = bytes.count
+        let pointer = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
+        guard zmq_msg_init_size(pointer, count) == 0 else {
+            // A failed init leaves nothing to close.
+            let error = ZMQError.last
+            pointer.deallocate()
+            throw error
+        }
+        self.pointer = pointer
+        let destination = UnsafeMutableRawBufferPointer(start: zmq_msg_data(pointer), count: count)
         destination.copyBytes(from: bytes)
     }
 
-    /// A message holding the UTF-8 bytes of `string`.
-    public convenience init(string: String) {
-        self.init(bytes: Array(string.utf8))
+    /// A message holding the UTF-8 bytes of `string`; throws as ``init(bytes:)`` does.
+    public convenience init(string: String) throws(ZMQError) {
+        try self.init(bytes: Array(string.utf8))
     }
 
     /// Takes over the content of `source` (which is left empty), without copying bytes.
     init(moving source: UnsafeMutablePointer<zmq_msg_t>) {
         pointer = .allocate(capacity: 1)
-        zmq_msg_init(pointer)
-        zmq_msg_move(pointer, source)
+        Self.initialize(pointer)
+        precondition(zmq_msg_move(pointer, source) == 0, "zmq_msg_move failed: \(ZMQError.last)")
     }
 
     deinit {
-        zmq_msg_close(pointer)
+        Self.close(pointer)
         pointer.deallocate()
+    }
+
+    /// `zmq_msg_init`, which always returns 0 (checked anyway).
+    static func initialize(_ message: UnsafeMutablePointer<zmq_msg_t>) {
+        precondition(zmq_msg_init(message) == 0, "zmq_msg_init failed: \(ZMQError.last)")
+    }
+
+    /// `zmq_msg_close` of a message this binding initialized (a precondition: it fails only for an invalid one).
+    static func close(_ message: UnsafeMutablePointer<zmq_msg_t>) {
+        precondition(zmq_msg_close(message) == 0, "zmq_msg_close failed: \(ZMQError.last)")
     }
 
     /// Number of bytes in the frame.

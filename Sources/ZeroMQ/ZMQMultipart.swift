@@ -29,13 +29,13 @@ public struct ZMQMultipart: ~Copyable {
         scratch = .allocate(capacity: 1)
         views = .allocate(capacity: capacity)
         views.initialize(repeating: UnsafeRawBufferPointer(start: nil, count: 0), count: capacity)
-        for index in 0..<capacity { zmq_msg_init(slots + index) }
-        zmq_msg_init(scratch)
+        for index in 0..<capacity { ZMQMessage.initialize(slots + index) }
+        ZMQMessage.initialize(scratch)
     }
 
     deinit {
-        for index in 0..<capacity { zmq_msg_close(slots + index) }
-        zmq_msg_close(scratch)
+        for index in 0..<capacity { ZMQMessage.close(slots + index) }
+        ZMQMessage.close(scratch)
         slots.deallocate()
         scratch.deallocate()
         views.deallocate()

@@ -4,8 +4,11 @@ import CZeroMQ
 ///
 /// Build it once and poll it repeatedly; after ``poll(timeoutMilliseconds:)`` returns, ask
 /// ``isReadable(_:)`` for each item index.
+///
+/// The poller holds the sockets added to it (it polls their raw handles, which must not be freed meanwhile).
 public struct ZMQPoller {
     private var items: [zmq_pollitem_t] = []
+    private var sockets: [ZMQSocket] = []
 
     public init() {}
 
@@ -13,6 +16,7 @@ public struct ZMQPoller {
     @discardableResult
     public mutating func add(_ socket: ZMQSocket) -> Int {
         items.append(zmq_pollitem_t(socket: socket.handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0))
+        sockets.append(socket)
         return items.count - 1
     }
 

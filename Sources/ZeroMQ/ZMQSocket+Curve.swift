@@ -28,7 +28,8 @@ extension ZMQSocket {
         try setOption(.curveSecretKey, bytes: keys.keyPair.secretKey.bytes)
     }
 
-    /// The security mechanism this socket uses.
+    /// The security mechanism this socket uses; ``Mechanism/null`` if the option cannot be read (the socket is
+    /// closed or its context terminated).
     public var mechanism: Mechanism {
         Mechanism(rawValue: (try? intOption(.mechanism)) ?? 0) ?? .null
     }

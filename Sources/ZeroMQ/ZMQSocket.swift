@@ -5,26 +5,38 @@ import CZeroMQ
 /// Sockets are not thread-safe: a socket must be used by one thread at a time (in Concierge, the one
 /// thread that runs its loop). It is `@unchecked Sendable` only so that it can be handed to that thread.
 /// Every socket sets `ZMQ_LINGER` to 0 on creation (pending messages are dropped on close) unless changed.
+///
+/// A socket holds its ``context`` strongly, so the context's `deinit` cannot run (and wait for this socket) while
+/// the socket object lives; an explicit ``ZMQContext/terminate()`` still waits until the socket is closed. Close a
+/// socket with ``close()`` on its thread, or let its last reference go: its `deinit` closes it.
 public final class ZMQSocket: @unchecked Sendable {
     /// The raw `void *` socket handle (for polling).
     public let handle: UnsafeMutableRawPointer
+    /// The socket's type.
     public let type: ZMQSocketType
+    /// The context the socket was made from, kept alive by the socket.
+    public let context: ZMQContext
     private var closed = false
 
+    /// Opens a socket of `type` in `context`; throws ``ZMQError/terminated`` if the context is shut down or
+    /// terminated.
     public init(context: ZMQContext, type: ZMQSocketType) throws(ZMQError) {
-        guard let handle = zmq_socket(context.handle, type.rawValue) else { throw ZMQError.last }
-        self.handle = handle
+        handle = try context.openSocket(type: type.rawValue)
         self.type = type
-        try setOption(.linger, 0)
+        self.context = context
+        try setOption(.linger, 0)  // on failure, deinit closes the socket
     }
 
     deinit { close() }
 
-    /// Closes the socket (idempotent).
+    /// Closes the socket (idempotent). A closed socket keeps its context alive until the socket object goes.
     public func close() {
         guard !closed else { return }
         closed = true
-        zmq_close(handle)
+        // A precondition: `zmq_close` fails only with ENOTSOCK (not a live socket), and this handle is ours and
+        // closed once.
+        let rc = zmq_close(handle)
+        precondition(rc == 0, "zmq_close failed: \(ZMQError.last)")
     }
 
     // MARK: Endpoints
@@ -34,7 +46,8 @@ public final class ZMQSocket: @unchecked Sendable {
     public func unbind(_ endpoint: String) throws(ZMQError) { try check(zmq_unbind(handle, endpoint)) }
     public func disconnect(_ endpoint: String) throws(ZMQError) { try check(zmq_disconnect(handle, endpoint)) }
 
-    /// The endpoint actually bound last (resolves `tcp://127.0.0.1:*` to the chosen port).
+    /// The endpoint actually bound last (resolves `tcp://127.0.0.1:*` to the chosen port); empty if none was, or
+    /// if the option cannot be read (the socket is closed or its context terminated: `ENOTSOCK`, `ETERM`).
     public var lastEndpoint: String {
         (try? stringOption(.lastEndpoint)) ?? ""
     }
@@ -76,10 +89,12 @@ public final class ZMQSocket: @unchecked Sendable {
         return String(decoding: buffer[..<end], as: UTF8.self)
     }
 
-    /// Whether another frame of the current multipart message is waiting (`ZMQ_RCVMORE`).
+    /// Whether another frame of the current multipart message is waiting (`ZMQ_RCVMORE`); false if the option
+    /// cannot be read (the socket is closed or its context terminated), when no frame can be received anyway.
     public var hasMore: Bool { ((try? intOption(.receiveMore)) ?? 0) != 0 }
 
-    /// Readiness flags (`ZMQ_EVENTS`): use after a poll or send to learn whether more can be read.
+    /// Readiness flags (`ZMQ_EVENTS`): use after a poll or send to learn whether more can be read; false if the
+    /// option cannot be read (the socket is closed or its context terminated).
     public var canReceive: Bool { ((try? intOption(.events)) ?? 0) & Int32(ZMQ_POLLIN) != 0 }
 
     // MARK: Sending
@@ -130,14 +145,16 @@ public final class ZMQSocket: @unchecked Sendable {
     @discardableResult
     public func send(_ message: ZMQMessage, more: Bool = false, dontWait: Bool = true) throws(ZMQError) -> Bool {
         var copy = zmq_msg_t()
-        zmq_msg_init(&copy)
-        zmq_msg_copy(&copy, message.pointer)
+        // Preconditions: `zmq_msg_init` cannot fail, and `zmq_msg_copy` fails only with EFAULT (not a valid
+        // message), which a live ``ZMQMessage`` never is; it shares the content, so it allocates nothing.
+        precondition(zmq_msg_init(&copy) == 0, "zmq_msg_init failed: \(ZMQError.last)")
+        precondition(zmq_msg_copy(&copy, message.pointer) == 0, "zmq_msg_copy failed: \(ZMQError.last)")
         let flags = (more ? ZMQ_SNDMORE : 0) | (dontWait ? ZMQ_DONTWAIT : 0)
         while true {
             if zmq_msg_send(&copy, handle, flags) >= 0 { return true }  // libzmq now owns the copy
             let error = ZMQError.last
             if error == .interrupted { continue }
-            zmq_msg_close(&copy)
+            ZMQMessage.close(&copy)
             if error == .wouldBlock { return false }
             throw error
         }
