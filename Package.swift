@@ -62,6 +62,7 @@ let package = Package(
             name: "IntentWorker",
             dependencies: [
                 "ZeroMQ", "IntentWire", "IntentKit",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -385,6 +385,12 @@ final class WorkerLoop: @unchecked Sendable {
             phase: phase,
             deadline: .now + .milliseconds(left)
         )
+        logger.debug(
+            "job started",
+            metadata: [
+                "job": "\(context.jobID)", "intent": "\(intentType)",
+                "phase": "\(phase)",
+            ])
         let provider = self.provider
         let work: @Sendable () async -> Void = {
             let output = await provider.run(intentType: intentType, phase: phase, body: body, context: context)

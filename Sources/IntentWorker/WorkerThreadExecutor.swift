@@ -1,3 +1,4 @@
+import DequeModule
 import Synchronization
 import ZeroMQ
 
@@ -11,7 +12,7 @@ import ZeroMQ
 /// thread, as in a C worker. Jobs that suspend (a handler awaiting I/O or a sleep) are resumed through this
 /// executor too; a resumption from another thread wakes the loop through its ``EventFD``.
 final class WorkerThreadExecutor: TaskExecutor, @unchecked Sendable {
-    private let queue = Mutex<[UnownedJob]>([])
+    private let queue = Mutex<Deque<UnownedJob>>([])
     private let wake: EventFD
     private let owner = Atomic<UInt>(0)
 
@@ -38,31 +39,17 @@ final class WorkerThreadExecutor: TaskExecutor, @unchecked Sendable {
     /// Whether jobs are waiting to run.
     var hasPendingJobs: Bool { queue.withLock { !$0.isEmpty } }
 
-    /// Runs the jobs waiting now (and the ones they enqueue), up to `limit`, each inside ``LoopRelay/enterHandler()``
-    /// and ``LoopRelay/leaveHandler(_:)``. Returns false when the loop was taken over while a job ran: the jobs of
-    /// the batch not yet run go back to the front of the queue for the new owner, and the caller must leave the loop.
+    /// Runs the jobs waiting now (and the ones they enqueue), up to `limit`, one at a time, each inside
+    /// ``LoopRelay/enterHandler()`` and ``LoopRelay/leaveHandler(_:)``. Returns false when the loop was taken over
+    /// while a job ran: the caller must leave the loop. Jobs are taken one at a time so that those behind a long one
+    /// stay in the queue for the thread that takes the loop over.
     func runPendingJobs(relay: LoopRelay, limit: Int = 10_000) -> Bool {
         var ran = 0
-        while ran < limit {
-            let batch = queue.withLock { queue -> [UnownedJob] in
-                let batch = queue
-                queue.removeAll(keepingCapacity: true)
-                return batch
-            }
-            if batch.isEmpty { break }
-            for index in batch.indices {
-                let token = relay.enterHandler()
-                batch[index].runSynchronously(on: asUnownedTaskExecutor())
-                if !relay.leaveHandler(token) {
-                    let rest = batch[(index + 1)...]
-                    if !rest.isEmpty {
-                        queue.withLock { $0.insert(contentsOf: rest, at: 0) }
-                        wake.signal()
-                    }
-                    return false
-                }
-            }
-            ran += batch.count
+        while ran < limit, let job = queue.withLock({ $0.popFirst() }) {
+            let token = relay.enterHandler()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+            ran += 1
+            if !relay.leaveHandler(token) { return false }
         }
         return true
     }

@@ -95,13 +95,24 @@ extension EndToEnd {
                 "broker", "--frontend", cluster.frontend, "--backend", cluster.backend, "--heartbeat-ms", "10000",
             ]
             try cluster.start("broker", broker)
-            try cluster.start("w1", ["worker", "--broker", cluster.backend, "--name", "w1", "--heartbeat-ms", "10000"])
+            try cluster.start(
+                "w1",
+                [
+                    "worker", "--broker", cluster.backend, "--name", "w1", "--heartbeat-ms", "10000", "--log-level",
+                    "debug",
+                ])
             let client = try cluster.client()
             try await cluster.waitUntilServing(client)
             let old = client.send(
                 intent: echo(["text": "old", "delayMs": 1500]), phase: .handle, deadline: .seconds(30), requestID: "old"
             )
             try await client.waitUntilRunning("old", on: "w1")
+            // Dispatched is not delivered: the JOB could still be in the broker's queue when it is killed.
+            try await waitUntil("the worker starts the job\n\(cluster.log("w1"))") {
+                cluster.log("w1").split(separator: "\n").contains {
+                    $0.contains("job started") && $0.contains("handle")
+                }
+            }
             cluster.signal("broker", SIGKILL)
             _ = await cluster.waitForExit("broker")
             try cluster.start("broker2", broker)
