@@ -165,7 +165,13 @@ let package = Package(
         .testTarget(
             name: "IntentWireTests", dependencies: ["IntentWire", "ConciergeJSON"], swiftSettings: swiftSettings
         ),
-        .testTarget(name: "IntentWorkerTests", dependencies: ["IntentWorker"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "IntentWorkerTests",
+            dependencies: [
+                "IntentWorker", "IntentKit", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "IntentLoadTests",
             dependencies: [

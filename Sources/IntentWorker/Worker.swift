@@ -1,6 +1,7 @@
 public import IntentKit
 public import Logging
 public import ServiceLifecycle
+import Synchronization
 import ZeroMQ
 
 /// A Concierge worker as a ServiceLifecycle `Service`: connects to the broker, registers the intent types of its
@@ -16,7 +17,8 @@ import ZeroMQ
 /// try await ServiceGroup(services: [worker], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger).run()
 /// ```
 public final class Worker: Service, Sendable {
-    private let loop: WorkerLoop
+    let loop: WorkerLoop
+    private let started = Atomic<Bool>(false)
 
     public init(
         configuration: WorkerConfiguration,
@@ -26,11 +28,18 @@ public final class Worker: Service, Sendable {
         loop = WorkerLoop(configuration: configuration, provider: provider, logger: logger)
     }
 
+    /// Runs until the worker has drained after SIGTERM/SIGINT (or ``stop()``). Throws ``WorkerError`` with
+    /// `already-ran` when called a second time, and with `poll-failed` when waiting on its socket failed.
     public func run() async throws {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else {
+            throw WorkerError(code: .alreadyRan, message: "a worker runs once; make a new one to run again")
+        }
         let loop = self.loop
-        await withTaskCancellationOrGracefulShutdownHandler {
-            await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
-                loop.start { finished.resume() }
+        try await withTaskCancellationOrGracefulShutdownHandler {
+            try await withCheckedThrowingContinuation { (finished: CheckedContinuation<Void, any Error>) in
+                loop.start { failure in
+                    if let failure { finished.resume(throwing: failure) } else { finished.resume() }
+                }
             }
         } onCancelOrGracefulShutdown: {
             loop.requestDrain()

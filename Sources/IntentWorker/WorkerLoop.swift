@@ -20,7 +20,7 @@ final class WorkerLoop: @unchecked Sendable {
     let configuration: WorkerConfiguration
     let provider: HandlerProvider
     let logger: Logger
-    private let context = ZMQContext()
+    let context = ZMQContext()
     private let wake = EventFD()
     private let drainRequested = Atomic<Bool>(false)
     private let finished = Mutex<[Finished]>([])
@@ -37,6 +37,8 @@ final class WorkerLoop: @unchecked Sendable {
     private var handOvers = 0
     /// Results of jobs from a connection that was replaced, not sent.
     private var droppedResults = 0
+    /// Why the loop ended other than by a drain (reported to the `Service`).
+    private var failure: WorkerError?
     private var socket: ZMQSocket?
     /// Watches the socket for failed security handshakes (read when the broker is silent, to say why).
     private var monitor: ZMQSocketMonitor?
@@ -179,8 +181,8 @@ final class WorkerLoop: @unchecked Sendable {
     // MARK: Loop
 
     /// Starts the loop on a thread of its own (and, when handlers run on the loop's thread, its standby); calls
-    /// `onFinish` once, when the loop has ended and its socket is closed.
-    func start(onFinish: @escaping @Sendable () -> Void) {
+    /// `onFinish` once, when the loop has ended and its socket is closed (with the error that ended it, if any).
+    func start(onFinish: @escaping @Sendable (WorkerError?) -> Void) {
         SocketThread.start(name: "concierge-worker") {
             self.executor?.adoptCurrentThread()
             self.connect()
@@ -189,13 +191,13 @@ final class WorkerLoop: @unchecked Sendable {
         if executor != nil { startStandby(onFinish: onFinish) }
     }
 
-    private func startStandby(onFinish: @escaping @Sendable () -> Void) {
+    private func startStandby(onFinish: @escaping @Sendable (WorkerError?) -> Void) {
         SocketThread.start(name: "concierge-standby") { self.standBy(onFinish: onFinish) }
     }
 
     /// The standby: looks at the loop every check interval and takes it over when the same handler was running on
     /// both looks; then starts the next standby and runs the loop.
-    private func standBy(onFinish: @escaping @Sendable () -> Void) {
+    private func standBy(onFinish: @escaping @Sendable (WorkerError?) -> Void) {
         var poller = ZMQPoller()
         let wakeIndex = poller.add(fileDescriptor: standbyWake.fileDescriptor)
         var last = relay.observe()
@@ -217,12 +219,13 @@ final class WorkerLoop: @unchecked Sendable {
     }
 
     /// Runs the loop while this thread owns it; the thread that ends it closes the socket and calls `onFinish`.
-    private func own(onFinish: @Sendable () -> Void) {
+    private func own(onFinish: @Sendable (WorkerError?) -> Void) {
         guard runLoop() else { return }  // taken over while a handler ran: the new owner goes on
         tearDown()
+        let failure = self.failure
         relay.finish()
         standbyWake.signal()
-        onFinish()
+        onFinish(failure)
     }
 
     /// The loop. Returns true when it ended, false when another thread took it over while a handler ran here.
@@ -255,6 +258,7 @@ final class WorkerLoop: @unchecked Sendable {
                 try poller.poll(timeoutMilliseconds: timeout)
             } catch {
                 logger.error("poll failed", metadata: ["error": "\(error)"])
+                failure = WorkerError(code: .pollFailed, message: "waiting on the broker's socket failed: \(error)")
                 break
             }
             if poller.isReadable(wakeIndex) { wake.drain() }
