@@ -23,24 +23,27 @@ struct RequestKey: Hashable {
     private static let seed = UInt64.random(in: .min ... .max)
 
     /// Folds `bytes` into `seed` eight bytes at a time (multiply-xorshift).
-    private static func mix(_ bytes: [UInt8], seed: UInt64) -> UInt64 {
-        bytes.withUnsafeBytes { raw -> UInt64 in
-            var state = seed ^ UInt64(raw.count)
-            var offset = 0
-            while offset + 8 <= raw.count {
-                state = (state ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
-                state ^= state >> 31
-                offset += 8
-            }
-            var tail: UInt64 = 0
-            var shift: UInt64 = 0
-            while offset < raw.count {
-                tail |= UInt64(raw[offset]) << shift
-                shift += 8
-                offset += 1
-            }
-            state = (state ^ tail) &* 0x94D0_49BB_1331_11EB
-            return state ^ (state >> 29)
+    static func mix(_ bytes: [UInt8], seed: UInt64) -> UInt64 {
+        bytes.withUnsafeBytes { mix($0, seed: seed) }
+    }
+
+    /// Folds `raw` into `seed` eight bytes at a time (multiply-xorshift).
+    static func mix(_ raw: UnsafeRawBufferPointer, seed: UInt64) -> UInt64 {
+        var state = seed ^ UInt64(raw.count)
+        var offset = 0
+        while offset + 8 <= raw.count {
+            state = (state ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
+            state ^= state >> 31
+            offset += 8
         }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while offset < raw.count {
+            tail |= UInt64(raw[offset]) << shift
+            shift += 8
+            offset += 1
+        }
+        state = (state ^ tail) &* 0x94D0_49BB_1331_11EB
+        return state ^ (state >> 29)
     }
 }
