@@ -52,6 +52,12 @@ public struct BrokerConfiguration: Sendable {
     /// Warnings caused by one peer (a stray RESULT, a malformed message, ...) are logged at most once per this
     /// interval per peer and kind; every event is still counted in ``BrokerStatistics``.
     public var peerWarningInterval: Duration
+    /// How long the record of an idempotency key is kept after its request ended (issue 11, Docs/IDEMPOTENCY.md).
+    public var idempotencyTTL: Duration
+    /// At most this many ended idempotency records are kept; past it the oldest go first (each counted).
+    public var maxIdempotencyRecords: Int
+    /// At most this many bytes of ended idempotency records (scopes and stored replies) are kept.
+    public var idempotencyMemory: Int
     /// libzmq I/O threads.
     public var ioThreads: Int32
     /// CURVE encryption and authentication of clients and workers; nil: none (then only loopback and `ipc://`
@@ -81,6 +87,9 @@ public struct BrokerConfiguration: Sendable {
         shutdownLinger: Duration = .seconds(5),
         startupGracePeriod: Duration = .seconds(5),
         peerWarningInterval: Duration = .seconds(10),
+        idempotencyTTL: Duration = .seconds(24 * 3600),
+        maxIdempotencyRecords: Int = 100_000,
+        idempotencyMemory: Int = 256 << 20,
         ioThreads: Int32 = 1,
         curve: BrokerCurveConfiguration? = nil,
         allowInsecureEndpoints: Bool = false
@@ -104,6 +113,9 @@ public struct BrokerConfiguration: Sendable {
         self.shutdownLinger = shutdownLinger
         self.startupGracePeriod = startupGracePeriod
         self.peerWarningInterval = peerWarningInterval
+        self.idempotencyTTL = idempotencyTTL
+        self.maxIdempotencyRecords = maxIdempotencyRecords
+        self.idempotencyMemory = idempotencyMemory
         self.ioThreads = ioThreads
         self.curve = curve
         self.allowInsecureEndpoints = allowInsecureEndpoints

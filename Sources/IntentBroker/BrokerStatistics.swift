@@ -6,6 +6,10 @@ public struct BrokerStatistics: Sendable, Equatable {
     public var progressReplies = 0
     /// Requests answered `busy` because no worker could start them before their deadline.
     public var shedRequests = 0
+    /// Keyed requests attached to the request in flight with the same key (issue 11).
+    public var attachedDuplicates = 0
+    /// Keyed requests answered with the stored final reply of their key (issue 11).
+    public var replays = 0
     public var jobsDispatched = 0
     public var jobsRedispatched = 0
     public var workersRegistered = 0

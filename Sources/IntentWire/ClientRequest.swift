@@ -14,16 +14,21 @@ public struct ClientRequest: Sendable, Hashable {
     public let deadlineMilliseconds: Int?
     /// The size of the body (F6): from 1 to the limits' maximum body size.
     public let bodySize: Int
+    /// The caller's idempotency key (issue 11, `Docs/IDEMPOTENCY.md`: F7 of a `CIPC02` REQUEST), 1...255 bytes;
+    /// nil for none (every `CIPC01` REQUEST).
+    public let idempotencyKey: [UInt8]?
 
     /// A request with these fields (the decoder makes them; tests and fuzz targets compare them).
     public init(
-        requestID: [UInt8], intentType: [UInt8], phase: RequestPhase, deadlineMilliseconds: Int?, bodySize: Int
+        requestID: [UInt8], intentType: [UInt8], phase: RequestPhase, deadlineMilliseconds: Int?, bodySize: Int,
+        idempotencyKey: [UInt8]? = nil
     ) {
         self.requestID = requestID
         self.intentType = intentType
         self.phase = phase
         self.deadlineMilliseconds = deadlineMilliseconds
         self.bodySize = bodySize
+        self.idempotencyKey = idempotencyKey
     }
 
     /// The intent type as a string (it is valid UTF-8).

@@ -54,4 +54,6 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let shuttingDown = WireErrorCode("shutting-down")
     /// An unexpected failure inside Concierge.
     public static let `internal` = WireErrorCode("internal")
+    /// The idempotency key was first used with another body (issue 11, `Docs/IDEMPOTENCY.md`).
+    public static let idempotencyConflict = WireErrorCode("idempotency-conflict")
 }

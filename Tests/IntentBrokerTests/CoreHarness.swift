@@ -15,6 +15,7 @@ struct CoreHarness {
         let status: ClientReply<[UInt8]>.Status
         let phase: String
         let body: String
+        var isReplay = false
 
         var isEnding: Bool { command == .reply && status != .progress }
         /// The error code of an error body.
@@ -59,12 +60,14 @@ struct CoreHarness {
 
     mutating func send(
         _ id: String, type: String = "Echo", phase: RequestPhase = .handle, deadlineMs: Int? = nil,
-        client: String = "c1", body: String = "{}"
+        client: String = "c1", body: String = "{}", key: String? = nil
     ) {
         let request = ClientRequest(
             requestID: Array(id.utf8), intentType: Array(type.utf8), phase: phase, deadlineMilliseconds: deadlineMs,
-            bodySize: body.utf8.count)
-        core.request(request, client: Array(client.utf8), body: Array(body.utf8), now: now)
+            bodySize: body.utf8.count, idempotencyKey: key.map { Array($0.utf8) })
+        core.request(
+            request, client: Array(client.utf8), body: Array(body.utf8),
+            fingerprint: key == nil ? nil : BodyFingerprint(Array(body.utf8)), now: now)
         settle()
     }
 
@@ -149,7 +152,7 @@ struct CoreHarness {
                         Reply(
                             client: String(decoding: reply.client, as: UTF8.self),
                             id: String(decoding: reply.requestID, as: UTF8.self), command: reply.command,
-                            status: reply.status, phase: reply.phase.description, body: body))
+                            status: reply.status, phase: reply.phase.description, body: body, isReplay: reply.isReplay))
                 case .pong(let client):
                     pongs.append(String(decoding: client, as: UTF8.self))
                 case .control(let routingID, let control):

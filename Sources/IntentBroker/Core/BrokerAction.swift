@@ -36,6 +36,8 @@ struct ClientReply<Body> {
     let status: Status
     let phase: StaticString
     let payload: ReplyPayload<Body>
+    /// A stored final reply sent again for an idempotency key (issue 11): flagged `replay` on the wire.
+    var isReplay = false
 }
 
 /// The body of a reply: one the broker wrote, or a worker's, forwarded unchanged.

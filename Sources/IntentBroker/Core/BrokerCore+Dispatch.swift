@@ -1,3 +1,4 @@
+import IntentWire
 import Logging
 
 /// Load balancing and queueing (section 6.5): which worker gets a job, and when queued jobs start.
@@ -50,6 +51,7 @@ extension BrokerCore {
         nextJobID &+= 1
         requests.values[slot].state = .running(worker: workerID, job: jobID)
         requests.values[slot].started = true
+        if requests.values[slot].phase == .handle { requests.values[slot].handleSent = true }
         workers.values[workerSlot].jobs[jobID] = id
         statistics.jobsDispatched += 1
         let request = requests.values[slot]

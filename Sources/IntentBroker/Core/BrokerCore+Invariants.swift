@@ -39,9 +39,18 @@ extension BrokerCore {
                 problems.append("request \(request.id) runs as job \(job) on worker \(worker), which does not hold it")
             }
             if requestIDs[request.key] != request.id { problems.append("request \(request.id) not found by its key") }
+            for listener in request.listeners where requestIDs[listener] != request.id {
+                problems.append("a duplicate attached to request \(request.id) is not found by its key")
+            }
+            if let scope = request.idempotency,
+                case .inFlight(let holder)? = idempotency.records[scope]?.state, holder != request.id
+            {
+                problems.append("request \(request.id) runs a key whose record names request \(holder)")
+            }
         }
-        if requestIDs.count != requests.count {
-            problems.append("\(requestIDs.count) keys for \(requests.count) requests")
+        let keys = requests.values.reduce(0) { $0 + 1 + $1.listeners.count }
+        if requestIDs.count != keys {
+            problems.append("\(requestIDs.count) keys for \(requests.count) requests and their duplicates")
         }
         // Workers are indexed by routing id, and each serves the types that list it.
         for worker in workers.values {

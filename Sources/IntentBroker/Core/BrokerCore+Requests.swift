@@ -20,7 +20,15 @@ extension BrokerCore {
     }
 
     /// A REQUEST whose frames passed checks 1-10: checks 11-15, then acceptance (dispatch or queue).
-    mutating func request(_ decoded: ClientRequest, client: [UInt8], body: Body, now: UInt64) {
+    ///
+    /// A request with an idempotency key (handle or lifecycle) is first checked against the key's record (issue 11,
+    /// `Docs/IDEMPOTENCY.md`): it may attach to the request in flight, get the stored reply again, or be refused.
+    /// `fingerprint` is its body's (needed with a key); `identity` is the client's (its CURVE key; empty for the
+    /// scope all clients share without CURVE).
+    mutating func request(
+        _ decoded: ClientRequest, client: [UInt8], body: Body, fingerprint: BodyFingerprint? = nil,
+        identity: [UInt8] = [], now: UInt64
+    ) {
         let requestID = decoded.requestID
         let phase = decoded.phase.name
         let deadline = decoded.deadlineMilliseconds.map { UInt64($0) * 1_000_000 } ?? defaultDeadlineNanos
@@ -42,22 +50,75 @@ extension BrokerCore {
                 "no worker serves intent type \"\(name)\"")
             return
         }
+        var scope: IdempotencyScope?
+        var attempt = 1
+        if let idempotencyKey = decoded.idempotencyKey, decoded.phase == .handle || decoded.phase == .lifecycle {
+            let keyed = IdempotencyScope(identity: identity, intentType: decoded.intentType, key: idempotencyKey)
+            switch idempotency.admit(keyed, fingerprint: fingerprint ?? BodyFingerprint([]), request: nextRequestID) {
+            case .run(let number):
+                scope = keyed
+                attempt = number
+            case .attach(let first):
+                attach(key, to: first, now: now)
+                return
+            case .replay:
+                replay(keyed, to: key)
+                return
+            case .conflict:
+                reject(
+                    client: client, requestID: requestID, phase: phase, .idempotencyConflict,
+                    "the idempotency key was first used with another body")
+                return
+            case .earlierAttemptMayBeRunning:
+                reject(
+                    client: client, requestID: requestID, phase: phase, .busy,
+                    "an earlier attempt with this idempotency key may still be running on a worker")
+                return
+            }
+        }
         if !intentTypes[type].queue.isEmpty || !anyWorkerHasRoom(for: type) {
             if let refusal = admissionRefusal(type: type, deadline: deadline) {
+                if let scope { idempotency.forget(scope, now: now) }
                 reject(client: client, requestID: requestID, phase: phase, .busy, refusal)
                 return
             }
         }
         let id = nextRequestID
         nextRequestID &+= 1
-        requests[id] = BrokerRequest(
+        var request = BrokerRequest(
             id: id, key: key, intentType: type, requested: decoded.phase, phase: decoded.phase.firstJob, body: body,
             arrival: now, deadline: now + deadline, state: .queued(ticket: 0))
+        request.bodySize = decoded.bodySize
+        request.idempotency = scope
+        request.attempt = attempt
+        requests[id] = request
         requestIDs[key] = id
         statistics.requestsAccepted += 1
         // Act a little before the deadline so that the first reply arrives by it (section 6.3).
         setTimer(.deadline, at: now + deadline - replyMargin(deadline), for: id)
         dispatch(id, atFront: false, now: now)
+    }
+
+    /// A duplicate of keyed request `first` (same key, same body): it gets the same replies, and a progress reply at
+    /// once if the first had one already. Never a second job.
+    private mutating func attach(_ key: RequestKey, to first: RequestID, now: UInt64) {
+        guard let request = requests[first] else { return }
+        requests[first]?.listeners.append(key)
+        requestIDs[key] = first
+        statistics.requestsAccepted += 1
+        statistics.attachedDuplicates += 1
+        if request.firstReplySent { sendProgress(request, to: key, now: now) }
+    }
+
+    /// The stored final reply of a completed key, sent again and flagged as a replay.
+    private mutating func replay(_ scope: IdempotencyScope, to key: RequestKey) {
+        guard let result = idempotency.reply(for: scope) else { return }
+        statistics.replays += 1
+        actions.append(
+            .reply(
+                ClientReply(
+                    client: key.client, command: .reply, requestID: key.id, status: result.isError ? .error : .final,
+                    phase: result.phase, payload: result.payload, isReplay: true)))
     }
 
     /// The index of a served intent type (section 6.6). During the startup grace period a type no worker announced

@@ -44,13 +44,8 @@ extension BrokerCore {
             if !request.firstReplySent {
                 request.firstReplySent = true
                 requests[request.id] = request
-                statistics.progressReplies += 1
-                actions.append(
-                    .reply(
-                        ClientReply(
-                            client: request.key.client, command: .reply, requestID: request.key.id,
-                            status: .progress, phase: request.phase.name,
-                            payload: .bytes(progressBody(request, now: now)))))
+                sendProgress(request, to: request.key, now: now)
+                for key in request.listeners { sendProgress(request, to: key, now: now) }
             }
             // The hard limit is acted on a margin early too, so that every request ends within it (rule 5).
             setTimer(.hardLimit, at: request.arrival + hardLimitNanos - replyMargin(hardLimitNanos), for: request.id)
@@ -79,6 +74,7 @@ extension BrokerCore {
             }
         }
         results.expire(now: now)
+        idempotency.expire(now: now)
         for type in intentTypes.indices
         where !intentTypes[type].queue.isEmpty && !intentTypes[type].isServed(now: now) {
             let name = intentTypes[type].displayName
@@ -112,5 +108,15 @@ extension BrokerCore {
         for worker in workers.values.sorted(by: { $0.id < $1.id }) {
             actions.append(.control(routingID: worker.routingID, .disconnect))
         }
+    }
+
+    /// The one `progress` reply of a request (or of a duplicate attached to it), rule 3.
+    mutating func sendProgress(_ request: BrokerRequest<Body>, to key: RequestKey, now: UInt64) {
+        statistics.progressReplies += 1
+        actions.append(
+            .reply(
+                ClientReply(
+                    client: key.client, command: .reply, requestID: key.id, status: .progress,
+                    phase: request.phase.name, payload: .bytes(progressBody(request, now: now)))))
     }
 }

@@ -115,8 +115,13 @@ extension BrokerCore {
         }
         defer { fill(workerID, now: now) }
         guard var request = requests[id], request.state == .running(worker: workerID, job: result.jobID) else {
-            return  // already ended (timeout); the slot is free again
+            // Already ended (timeout); the slot is free again, and a keyed attempt no longer runs.
+            if let scope = unknownAttempts.removeValue(forKey: result.jobID) {
+                idempotency.attemptFinished(scope, on: workerID)
+            }
+            return
         }
+        request.bodySize = result.bodySize
         intentTypes[request.intentType].pace.recordAnswer()
         if result.outcome == .continue, request.requested == .lifecycle, let next = request.phase.next {
             request.phase = next
@@ -124,6 +129,7 @@ extension BrokerCore {
             requests[id] = request
             dispatch(id, atFront: false, now: now)
         } else {
+            requests[id] = request
             end(id, status: result.outcome == .error ? .error : .final, payload: .body(body), now: now)
         }
     }
@@ -138,6 +144,10 @@ extension BrokerCore {
             if intentTypes[type].workers.isEmpty { intentTypes[type].servedUntil = now &+ graceNanos }
         }
         if reason != "disconnected" || !worker.jobs.isEmpty { statistics.workersLost += 1 }
+        if !unknownAttempts.isEmpty {
+            for job in worker.jobs.keys { unknownAttempts.removeValue(forKey: job) }
+        }
+        idempotency.workerGone(id)
         let lost = worker.jobs.compactMap { job, request -> BrokerRequest<Body>? in
             guard let pending = requests[request], pending.state == .running(worker: id, job: job) else { return nil }
             return pending

@@ -40,6 +40,10 @@ struct BrokerCore<Body> {
     private(set) var queuedCount = 0
     var timers = Heap<BrokerTimer>()
     var results: ResultStore<Body>
+    /// Records of idempotency keys (issue 11, `Docs/IDEMPOTENCY.md`).
+    var idempotency: IdempotencyStore<ResultStore<Body>.Result>
+    /// Jobs of attempts that ended without a known outcome while their worker may still run them, by job id.
+    var unknownAttempts: [UInt64: IdempotencyScope] = [:]
     var statistics = BrokerStatistics()
     var nextRequestID: RequestID = 1
     var nextWorkerID: WorkerID = 1
@@ -69,6 +73,9 @@ struct BrokerCore<Body> {
         maxReplyMarginNanos = configuration.maxReplyMargin.nanoseconds
         graceNanos = configuration.workerGracePeriod.nanoseconds
         results = ResultStore(ttl: configuration.resultTTL.nanoseconds, capacity: configuration.maxStoredResults)
+        idempotency = IdempotencyStore(
+            ttl: configuration.idempotencyTTL.nanoseconds, capacity: configuration.maxIdempotencyRecords,
+            byteBudget: configuration.idempotencyMemory)
         nextHeartbeat = now + heartbeatNanos
         nextPaceUpdate = now + Self.paceWindow
         startupGraceEnd = now &+ configuration.startupGracePeriod.nanoseconds
@@ -143,15 +150,44 @@ struct BrokerCore<Body> {
     mutating func end(_ id: RequestID, status: ClientReply<Body>.Status, payload: ReplyPayload<Body>, now: UInt64) {
         guard let request = requests.removeValue(forKey: id) else { return }
         leaveQueue(request)
-        requestIDs.removeValue(forKey: request.key)
+        let result = ResultStore<Body>.Result(isError: status == .error, phase: request.phase.name, payload: payload)
+        // The request, then the duplicates attached to it through its idempotency key: the same reply each.
+        sendEnding(result, status: status, to: request.key, now: now)
+        for key in request.listeners { sendEnding(result, status: status, to: key, now: now) }
+        if let scope = request.idempotency { recordOutcome(of: request, scope, result: result, now: now) }
+    }
+
+    private mutating func sendEnding(
+        _ result: ResultStore<Body>.Result, status: ClientReply<Body>.Status, to key: RequestKey, now: UInt64
+    ) {
+        requestIDs.removeValue(forKey: key)
         if status == .error { statistics.errorReplies += 1 } else { statistics.finalReplies += 1 }
         actions.append(
             .reply(
                 ClientReply(
-                    client: request.key.client, command: .reply, requestID: request.key.id, status: status,
-                    phase: request.phase.name, payload: payload)))
-        results.store(
-            .init(isError: status == .error, phase: request.phase.name, payload: payload), for: request.key, now: now)
+                    client: key.client, command: .reply, requestID: key.id, status: status, phase: result.phase,
+                    payload: result.payload)))
+        results.store(result, for: key, now: now)
+    }
+
+    /// What the end of a keyed request means for its key: a reply written by a worker is an outcome (kept for
+    /// replays); an error the broker wrote after a handle job went out leaves it unknown (retried as the next
+    /// attempt, once no live worker may still run this one); before any handle job went out, nothing happened.
+    private mutating func recordOutcome(
+        of request: BrokerRequest<Body>, _ scope: IdempotencyScope, result: ResultStore<Body>.Result, now: UInt64
+    ) {
+        if case .body = result.payload {
+            idempotency.complete(scope, with: result, cost: request.bodySize, now: now)
+        } else if request.handleSent {
+            var running: WorkerID?
+            if case .running(let worker, let job) = request.state, workers[worker] != nil {
+                running = worker
+                unknownAttempts[job] = scope
+            }
+            idempotency.outcomeUnknown(scope, runningOn: running, now: now)
+        } else {
+            idempotency.forget(scope, now: now)
+        }
     }
 
     /// Ends a request with an error the broker writes.

@@ -34,6 +34,16 @@ struct BrokerRequest<Body> {
     var firstReplySent = false
     /// Whether any job of this request was ever given to a worker.
     var started = false
+    /// Size of ``body`` in bytes (what keeping it as a stored reply costs).
+    var bodySize = 0
+    /// The idempotency key's record this request runs (issue 11), and which attempt of the key it is.
+    var idempotency: IdempotencyScope?
+    var attempt = 1
+    /// Whether a handle job of this request was ever given to a worker: ending without an answer then leaves the
+    /// key's outcome unknown.
+    var handleSent = false
+    /// Requests with the same key and body that arrived while this one was in flight: they get the same replies.
+    var listeners: [RequestKey] = []
 
     var isQueued: Bool {
         if case .queued = state { return true }

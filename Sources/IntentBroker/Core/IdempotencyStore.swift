@@ -13,14 +13,7 @@ import DequeModule
 /// scopes plus what the caller says their reply costs); past a bound the oldest go first, and are counted in
 /// ``evictedEarly``. Records in flight are never evicted (the broker's queue bounds bound them).
 struct IdempotencyStore<Reply> {
-    /// What a key is scoped to.
-    struct Scope: Hashable {
-        let identity: [UInt8]
-        let intentType: [UInt8]
-        let key: [UInt8]
-
-        var cost: Int { identity.count + intentType.count + key.count + 64 }
-    }
+    typealias Scope = IdempotencyScope
 
     enum State {
         /// An attempt is queued or running as this request.
@@ -68,6 +61,9 @@ struct IdempotencyStore<Reply> {
     private(set) var evictedEarly = 0
     /// Ended records (the ones that count against the bounds).
     private(set) var endedCount = 0
+    /// Records whose last attempt may still be running on a live worker (so that losing a worker scans only when
+    /// there are some).
+    private var unknownRunning = 0
 
     init(ttl: UInt64, capacity: Int, byteBudget: Int) {
         self.ttl = ttl
@@ -129,12 +125,22 @@ struct IdempotencyStore<Reply> {
         }
     }
 
-    /// A worker is gone (or answered): attempts that may have been running on it no longer may.
+    /// A worker is gone: attempts that may have been running on it no longer may.
     mutating func workerGone(_ worker: WorkerID) {
+        guard unknownRunning > 0 else { return }
         for (scope, record) in records {
             if case .outcomeUnknown(let running) = record.state, running == worker {
                 records[scope]?.state = .outcomeUnknown(runningOn: nil)
+                unknownRunning -= 1
             }
+        }
+    }
+
+    /// The worker answered the job of an attempt whose request had already ended: it no longer runs.
+    mutating func attemptFinished(_ scope: IdempotencyScope, on worker: WorkerID) {
+        if case .outcomeUnknown(let running)? = records[scope]?.state, running == worker {
+            records[scope]?.state = .outcomeUnknown(runningOn: nil)
+            unknownRunning -= 1
         }
     }
 
@@ -154,6 +160,7 @@ struct IdempotencyStore<Reply> {
         record.generation = nextGeneration
         nextGeneration &+= 1
         records[scope] = record
+        if case .outcomeUnknown(let running) = state, running != nil { unknownRunning += 1 }
         bytes += record.cost
         endedCount += 1
         order.append((now + ttl, scope, record.generation))
@@ -173,12 +180,23 @@ struct IdempotencyStore<Reply> {
 
     /// Takes an ended record's bytes off the budget (it is in flight again, or going).
     private mutating func uncharge(_ record: inout Record) {
+        if case .outcomeUnknown(let running) = record.state, running != nil { unknownRunning -= 1 }
         guard record.cost > 0 else { return }
         bytes -= record.cost
         endedCount -= 1
         record.cost = 0
         record.generation = 0
     }
+}
+
+/// What an idempotency key is scoped to: the client's identity, the intent type, the key.
+struct IdempotencyScope: Hashable {
+    let identity: [UInt8]
+    let intentType: [UInt8]
+    let key: [UInt8]
+
+    /// Bytes a record of it costs, roughly.
+    var cost: Int { identity.count + intentType.count + key.count + 64 }
 }
 
 /// A 128-bit fingerprint of a request body: two independent keyed mixes, so that a different body passes for the
