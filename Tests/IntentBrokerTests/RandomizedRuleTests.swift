@@ -5,8 +5,9 @@ import Testing
 @testable import IntentBroker
 
 /// Randomized event sequences: after every step the core's invariants hold (the harness checks them: queue counts,
-/// capacities, the request and worker tables, timers), and in the end every request got exactly one ending, at most
-/// one progress before it, and no handle job ran twice.
+/// capacities, the request and worker tables, timers, attached duplicates and idempotency records), and in the end
+/// every request (with or without an idempotency key) got exactly one ending, at most one progress before it, and no
+/// handle job ran twice.
 @Suite struct RandomizedRuleTests {
     static let configuration = BrokerConfiguration(
         defaultDeadline: .milliseconds(1000), hardLimit: .milliseconds(3000), heartbeatInterval: .milliseconds(100),
@@ -37,8 +38,13 @@ import Testing
                 let client = "c\(choice % 2)"
                 let phase = [RequestPhase.resolve, .confirm, .handle, .lifecycle][choice / 2 % 4]
                 let deadline = [nil, 100, 500, 2000][choice / 8 % 4]
+                // A third of them without an idempotency key; the rest share four keys and two bodies, so that
+                // duplicates attach, completed keys replay, other bodies conflict and lost attempts are retried.
+                let key = choice / 64 % 3 == 0 ? nil : "k\(choice / 5 % 4)"
+                let body = choice / 7 % 2 == 0 ? "{}" : #"{"x":1}"#
                 broker.send(
-                    id, type: choice / 32 % 2 == 0 ? "A" : "B", phase: phase, deadlineMs: deadline, client: client)
+                    id, type: choice / 32 % 2 == 0 ? "A" : "B", phase: phase, deadlineMs: deadline, client: client,
+                    body: body, key: key)
                 sent.append((client, id))
             case 3, 4:
                 guard broker.jobs[worker]?.isEmpty == false else { continue }

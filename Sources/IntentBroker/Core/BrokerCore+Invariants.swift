@@ -48,6 +48,21 @@ extension BrokerCore {
                 problems.append("request \(request.id) runs a key whose record names request \(holder)")
             }
         }
+        // An attempt whose outcome is unknown is remembered only while its job is still on a live worker, and no
+        // later attempt of its key is in flight meanwhile.
+        var stillRunning = Set<IdempotencyScope>()
+        for (job, scope) in unknownAttempts {
+            if workers.values.contains(where: { $0.jobs[job] != nil }) {
+                stillRunning.insert(scope)
+            } else {
+                problems.append("job \(job) of an unknown attempt is on no worker but still remembered")
+            }
+        }
+        for request in requests.values {
+            if let scope = request.idempotency, stillRunning.contains(scope) {
+                problems.append("request \(request.id) runs a key whose earlier attempt may still be running")
+            }
+        }
         let keys = requests.values.reduce(0) { $0 + 1 + $1.listeners.count }
         if requestIDs.count != keys {
             problems.append("\(requestIDs.count) keys for \(requests.count) requests and their duplicates")
