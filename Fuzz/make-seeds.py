@@ -88,7 +88,7 @@ client = {
     "status-12.6-unknown": [C, "STATUS", "never-sent"],
     "status-malformed": [C, "STATUS", "s", "extra"],
     "ping": [C, "PING"],
-    "ping-12.6-other-version": ["CIPC02", "PING"],
+    "ping-12.6-other-version": ["CIPC09", "PING"],
     "one-frame": [C],
     "unknown-command": [C, "FROB", "r2"],
     "request-six-frames": [C, "REQUEST", "r3", "Echo", "handle", ""],

@@ -121,23 +121,30 @@ final class BrokerLoop: @unchecked Sendable {
 
     private func clientMessage(_ message: inout ZMQMultipart) {
         let client = message.bytes(0)
+        // The version its answers use (1 when the signature is not one the broker speaks: check 2 answers it).
+        let version =
+            message.count > 1 ? message.withBytes(1) { ClientMessageDecoder.version(ofSignature: $0) } ?? 1 : 1
         let command: ClientCommand
         do throws(ClientMessageError) {
             command = try message.withFrames(from: 1) { frames, dropped throws(ClientMessageError) in
                 try clientDecoder.decode(WireFrames(frames, dropped: dropped))
             }
         } catch {
-            core.clientMessageRejected(client: client, error, now: MonotonicTime.now())
+            core.clientMessageRejected(client: client, error, version: version, now: MonotonicTime.now())
             return
         }
         switch command {
         case .request(let request):
+            // Only a keyed request needs its body's fingerprint (to tell a retry from a conflicting reuse).
+            let fingerprint =
+                request.idempotencyKey == nil
+                ? nil : message.withBytes(1 + ClientRequest.bodyIndex) { BodyFingerprint($0) }
             let body = message.take(1 + ClientRequest.bodyIndex)
-            core.request(request, client: client, body: body, now: MonotonicTime.now())
+            core.request(request, client: client, body: body, fingerprint: fingerprint, now: MonotonicTime.now())
         case .status(let id):
-            core.status(client: client, requestID: id, now: MonotonicTime.now())
+            core.status(client: client, requestID: id, version: version, now: MonotonicTime.now())
         case .ping:
-            core.ping(client: client)
+            core.ping(client: client, version: version)
         }
     }
 
@@ -170,7 +177,7 @@ final class BrokerLoop: @unchecked Sendable {
                 switch performing[index] {
                 case .sendJob(let job): sendJob(job, remaining: index + 1)
                 case .reply(let reply): sendReply(reply)
-                case .pong(let client): sendPong(client)
+                case .pong(let client, let version): sendPong(client, version: version)
                 case .control(let routingID, let control): sendControl(control, to: routingID)
                 }
                 index += 1
@@ -214,25 +221,28 @@ final class BrokerLoop: @unchecked Sendable {
         let frontend = sockets.frontend
         do {
             guard try frontend.send(reply.client, more: true) else { return core.replyNotDelivered() }
-            try frontend.send(CIP.clientSignature, more: true)
+            try frontend.send(CIP.clientSignature(version: reply.version), more: true)
             try frontend.send(reply.command.frame, more: true)
             try frontend.send(reply.requestID, more: true)
             try frontend.send(reply.status.frame, more: true)
             try frontend.send(reply.phase, more: true)
+            let flags = reply.version == 2
             switch reply.payload {
-            case .bytes(let bytes): try frontend.send(bytes)
-            case .body(let message): try frontend.send(message)
+            case .bytes(let bytes): try frontend.send(bytes, more: flags)
+            case .body(let message): try frontend.send(message, more: flags)
             }
+            // Version 02: F6, the flags.
+            if flags { try frontend.send(reply.isReplay ? CIP.Flags.replay : CIP.Flags.none) }
         } catch {
             core.replyNotDelivered()
         }
     }
 
-    private func sendPong(_ client: [UInt8]) {
+    private func sendPong(_ client: [UInt8], version: UInt8) {
         let frontend = sockets.frontend
         do {
             guard try frontend.send(client, more: true) else { return core.replyNotDelivered() }
-            try frontend.send(CIP.clientSignature, more: true)
+            try frontend.send(CIP.clientSignature(version: version), more: true)
             try frontend.send(CIP.Broker.pong)
         } catch {
             core.replyNotDelivered()

@@ -5,6 +5,22 @@
 public enum CIP {
     /// First frame of every client <-> broker message.
     public static let clientSignature: StaticString = "CIPC01"
+    /// First frame of a client message of version 02 (issue 11, `Docs/IDEMPOTENCY.md`): a REQUEST may carry an
+    /// idempotency key (F7), and REPLY and STATUS answers carry flags (F6).
+    public static let clientSignatureV2: StaticString = "CIPC02"
+
+    /// The client signature of a version (1 or 2).
+    public static func clientSignature(version: UInt8) -> StaticString {
+        version == 2 ? clientSignatureV2 : clientSignature
+    }
+
+    /// Flags of a version-02 REPLY or STATUS answer (F6).
+    public enum Flags {
+        /// No flag.
+        public static let none: StaticString = ""
+        /// The answer is a stored final reply sent again for an idempotency key.
+        public static let replay: StaticString = "replay"
+    }
     /// First frame of every worker <-> broker message.
     public static let workerSignature: StaticString = "CIPW01"
 
@@ -50,6 +66,8 @@ public enum CIP {
     /// Frame counts (after the routing-id frame a ROUTER adds).
     public enum Frames {
         public static let request = 7
+        /// A version-02 REQUEST: F7 is the idempotency key (empty for none).
+        public static let requestV2 = 8
         public static let status = 3
         public static let ready = 5  // at least: one intent type
         public static let result = 5
@@ -58,6 +76,8 @@ public enum CIP {
 
     /// Largest request id and intent type, in bytes.
     public static let maxRequestIDLength = 255
+    /// Largest idempotency key, in bytes.
+    public static let maxIdempotencyKeyLength = 255
     public static let maxIntentTypeLength = 255
     /// Largest worker name, in bytes.
     public static let maxWorkerNameLength = 255

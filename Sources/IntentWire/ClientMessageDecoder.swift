@@ -30,13 +30,14 @@ public struct ClientMessageDecoder: Sendable {
             )
         }
         // Check 2: the signature.
-        guard CIP.clientSignature.matches(frames[0]) else {
-            throw ClientMessageError(code: .unsupportedVersion, message: "this broker speaks CIPC01 only", check: 2)
+        guard let version = Self.version(ofSignature: frames[0]) else {
+            throw ClientMessageError(
+                code: .unsupportedVersion, message: "this broker speaks CIPC01 and CIPC02", check: 2)
         }
         // Check 3: the command.
         let command = frames[1]
         if CIP.Client.request.matches(command) {
-            return .request(try decodeRequest(frames))
+            return .request(try decodeRequest(frames, version: version))
         }
         if CIP.Client.status.matches(command) {
             guard count == CIP.Frames.status, isRequestID(frames[2]) else {
@@ -63,15 +64,35 @@ public struct ClientMessageDecoder: Sendable {
         }.get()
     }
 
+    /// The client protocol version a signature frame names (1 or 2), or nil for one this broker does not speak.
+    public static func version(ofSignature frame: UnsafeRawBufferPointer) -> UInt8? {
+        if CIP.clientSignature.matches(frame) { return 1 }
+        if CIP.clientSignatureV2.matches(frame) { return 2 }
+        return nil
+    }
+
     /// Checks 4-10: a REQUEST.
-    private func decodeRequest(_ frames: WireFrames) throws(ClientMessageError) -> ClientRequest {
-        // Check 4: exactly 7 frames.
-        guard frames.count == CIP.Frames.request else {
+    private func decodeRequest(_ frames: WireFrames, version: UInt8) throws(ClientMessageError) -> ClientRequest {
+        // Check 4: exactly 7 frames (8 in version 02: the idempotency key, at most 255 bytes).
+        guard frames.count == (version == 2 ? CIP.Frames.requestV2 : CIP.Frames.request) else {
             throw ClientMessageError(
                 code: .malformed,
-                message: "REQUEST takes 7 frames: CIPC01, REQUEST, request id, intent type, phase, deadline, body",
+                message: version == 2
+                    ? "REQUEST takes 8 frames: CIPC02, REQUEST, request id, intent type, phase, deadline, body, "
+                        + "idempotency key"
+                    : "REQUEST takes 7 frames: CIPC01, REQUEST, request id, intent type, phase, deadline, body",
                 requestID: echo(frames), check: 4
             )
+        }
+        var idempotencyKey: [UInt8]?
+        if version == 2 {
+            let key = frames[CIP.Frames.request]
+            guard key.count <= CIP.maxIdempotencyKeyLength else {
+                throw ClientMessageError(
+                    code: .malformed, message: "the idempotency key must be 0 to 255 bytes", requestID: echo(frames),
+                    check: 4)
+            }
+            if !key.isEmpty { idempotencyKey = Array(key) }
         }
         // Check 5: the request id.
         guard isRequestID(frames[2]) else {
@@ -130,7 +151,7 @@ public struct ClientMessageDecoder: Sendable {
         }
         return ClientRequest(
             requestID: requestID, intentType: Array(intentType), phase: phase, deadlineMilliseconds: deadline,
-            bodySize: bodySize
+            bodySize: bodySize, idempotencyKey: idempotencyKey, version: version
         )
     }
 

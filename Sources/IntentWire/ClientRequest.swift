@@ -17,11 +17,13 @@ public struct ClientRequest: Sendable, Hashable {
     /// The caller's idempotency key (issue 11, `Docs/IDEMPOTENCY.md`: F7 of a `CIPC02` REQUEST), 1...255 bytes;
     /// nil for none (every `CIPC01` REQUEST).
     public let idempotencyKey: [UInt8]?
+    /// The client protocol version the REQUEST came in (1: `CIPC01`, 2: `CIPC02`); its answers use the same.
+    public let version: UInt8
 
     /// A request with these fields (the decoder makes them; tests and fuzz targets compare them).
     public init(
         requestID: [UInt8], intentType: [UInt8], phase: RequestPhase, deadlineMilliseconds: Int?, bodySize: Int,
-        idempotencyKey: [UInt8]? = nil
+        idempotencyKey: [UInt8]? = nil, version: UInt8 = 1
     ) {
         self.requestID = requestID
         self.intentType = intentType
@@ -29,6 +31,7 @@ public struct ClientRequest: Sendable, Hashable {
         self.deadlineMilliseconds = deadlineMilliseconds
         self.bodySize = bodySize
         self.idempotencyKey = idempotencyKey
+        self.version = version
     }
 
     /// The intent type as a string (it is valid UTF-8).

@@ -89,7 +89,7 @@ extension EndToEnd {
 
             let cases: [([String], String)] = [
                 (["CIPC01"], "malformed"),
-                (["CIPC02", "REQUEST", "r1", "Echo", "handle", "", body], "unsupported-version"),
+                (["CIPC09", "REQUEST", "r1", "Echo", "handle", "", body], "unsupported-version"),
                 (["MDPC01", "REQUEST"], "unsupported-version"),
                 (["CIPC01", "FROB", "r2"], "unknown-command"),
                 (["CIPC01", "REQUEST", "r3", "Echo", "handle", ""], "malformed"),

@@ -153,7 +153,7 @@ struct CoreHarness {
                             client: String(decoding: reply.client, as: UTF8.self),
                             id: String(decoding: reply.requestID, as: UTF8.self), command: reply.command,
                             status: reply.status, phase: reply.phase.description, body: body, isReplay: reply.isReplay))
-                case .pong(let client):
+                case .pong(let client, _):
                     pongs.append(String(decoding: client, as: UTF8.self))
                 case .control(let routingID, let control):
                     controls.append((String(decoding: routingID, as: UTF8.self), control))

@@ -98,7 +98,7 @@ import Testing
         #expect(error?.requestID == bytes("p-1"))
     }
 
-    @Test(arguments: ["CIPC02", "CIPW01", "MDPC01", "", "CIPC01 ", "cipc01"])
+    @Test(arguments: ["CIPC09", "CIPW01", "MDPC01", "", "CIPC01 ", "cipc01"])
     func anotherSignatureIsUnsupportedVersionWithEmptyF2(signature: String) {
         let error = decoder.error(frames(signature, "REQUEST", "r1", "Echo", "handle", "", "{}"))
         #expect(error?.code == .unsupportedVersion)
@@ -233,7 +233,7 @@ import Testing
         let decoder = ClientMessageDecoder(limits: WireLimits(maxBodySize: 1))
         let cases: [([[UInt8]], WireErrorCode, Int)] = [
             // signature before frame count
-            (frames("CIPC02", "REQUEST", "r"), .unsupportedVersion, 2),
+            (frames("CIPC09", "REQUEST", "r"), .unsupportedVersion, 2),
             // frame count before request id
             (frames("CIPC01", "REQUEST", "", "", "", "", ""), .badRequestID, 5),
             (frames("CIPC01", "REQUEST", "", "", "", ""), .malformed, 4),

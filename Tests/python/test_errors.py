@@ -138,11 +138,11 @@ def test_malformed_status(client, frames, f2):
 
 
 @pytest.mark.parametrize("frames", [
-    [b"CIPC02", b"PING"],
+    [b"CIPC09", b"PING"],
     [b"CIPW01", b"READY", b"1", b"w", b"Echo"],
     [b"cipc01", b"PING"],
     [b"CIPC0", b"REQUEST", b"v-1", b"Echo", b"handle", b"", b"{}"],
-], ids=["CIPC02", "worker-signature", "lower-case", "short"])
+], ids=["CIPC09", "worker-signature", "lower-case", "short"])
 def test_unsupported_version(client, frames):
     """Example 12.6: REPLY with signature CIPC01, empty F2 and F4 (9, 4.8 check 2)."""
     m = raw_error(client, frames)
@@ -264,7 +264,7 @@ def test_unknown_intent(client, phase):
 
 
 @pytest.mark.parametrize("frames,code,f2", [
-    ([b"CIPC02", b"REQUEST", b"", b"", b"bad", b"x", b""], "unsupported-version", b""),
+    ([b"CIPC09", b"REQUEST", b"", b"", b"bad", b"x", b""], "unsupported-version", b""),
     ([CIPC, b"NOPE", b"o-1", b"", b"bad", b"x", b""], "unknown-command", b"o-1"),
     ([CIPC, b"REQUEST", b"", b"", b"bad", b"x"], "malformed", b""),
     ([CIPC, b"REQUEST", b"", b"", b"bad", b"x", b""], "bad-request-id", b""),

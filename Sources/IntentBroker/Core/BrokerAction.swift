@@ -8,7 +8,7 @@ enum BrokerAction<Body> {
     /// Send a REPLY or STATUS answer to a client (sections 4.5, 4.6).
     case reply(ClientReply<Body>)
     /// Answer a PING (section 4.7).
-    case pong(client: [UInt8])
+    case pong(client: [UInt8], version: UInt8)
     /// Send a control message to a worker, after every JOB booked before it (section 5.8, 5.9, 5.5).
     case control(routingID: [UInt8], WorkerControl)
 }
@@ -38,6 +38,8 @@ struct ClientReply<Body> {
     let payload: ReplyPayload<Body>
     /// A stored final reply sent again for an idempotency key (issue 11): flagged `replay` on the wire.
     var isReplay = false
+    /// The client protocol version of the message answered (its signature, and in version 2 the flags frame).
+    var version: UInt8 = 1
 }
 
 /// The body of a reply: one the broker wrote, or a worker's, forwarded unchanged.

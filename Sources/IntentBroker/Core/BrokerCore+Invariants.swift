@@ -39,7 +39,7 @@ extension BrokerCore {
                 problems.append("request \(request.id) runs as job \(job) on worker \(worker), which does not hold it")
             }
             if requestIDs[request.key] != request.id { problems.append("request \(request.id) not found by its key") }
-            for listener in request.listeners where requestIDs[listener] != request.id {
+            for listener in request.listeners where requestIDs[listener.key] != request.id {
                 problems.append("a duplicate attached to request \(request.id) is not found by its key")
             }
             if let scope = request.idempotency,

@@ -4,19 +4,22 @@ import Logging
 /// Clients: acceptance and shedding (section 4.8, checks 11-15), STATUS (6.4) and PING.
 extension BrokerCore {
     /// A message that failed checks 1-10 of section 4.8: answered with the check's error, nothing else changes.
-    mutating func clientMessageRejected(client: [UInt8], _ error: ClientMessageError, now: UInt64) {
+    mutating func clientMessageRejected(
+        client: [UInt8], _ error: ClientMessageError, version: UInt8 = 1, now: UInt64
+    ) {
         statistics.malformedClientMessages += 1
         warn(
             .malformedClientMessage, peer: client, "malformed message from a client",
             ["code": "\(error.code)", "error": "\(error.message)"], now: now)
         reject(
-            client: client, requestID: error.requestID, phase: error.phaseFrame, error.code, error.message,
+            client: client, requestID: error.requestID, phase: error.phaseFrame, version: version, error.code,
+            error.message,
             command: error.answer == .status ? .status : .reply)
     }
 
     /// PING: answer PONG.
-    mutating func ping(client: [UInt8]) {
-        actions.append(.pong(client: client))
+    mutating func ping(client: [UInt8], version: UInt8 = 1) {
+        actions.append(.pong(client: client, version: version))
     }
 
     /// A REQUEST whose frames passed checks 1-10: checks 11-15, then acceptance (dispatch or queue).
@@ -33,20 +36,22 @@ extension BrokerCore {
         let phase = decoded.phase.name
         let deadline = decoded.deadlineMilliseconds.map { UInt64($0) * 1_000_000 } ?? defaultDeadlineNanos
         guard !isShuttingDown else {
-            reject(client: client, requestID: requestID, phase: phase, .shuttingDown, "the broker is shutting down")
+            reject(
+                client: client, requestID: requestID, phase: phase, version: decoded.version, .shuttingDown,
+                "the broker is shutting down")
             return
         }
         let key = RequestKey(client: client, id: requestID)
         guard requestIDs[key] == nil else {
             reject(
-                client: client, requestID: requestID, phase: phase, .duplicateRequest,
+                client: client, requestID: requestID, phase: phase, version: decoded.version, .duplicateRequest,
                 "request id is already in flight on this connection")
             return
         }
         guard let type = servedType(decoded.intentType, now: now) else {
             let name = decoded.intentType.withUnsafeBytes { WireText.display($0) }
             reject(
-                client: client, requestID: requestID, phase: phase, .unknownIntent,
+                client: client, requestID: requestID, phase: phase, version: decoded.version, .unknownIntent,
                 "no worker serves intent type \"\(name)\"")
             return
         }
@@ -59,19 +64,19 @@ extension BrokerCore {
                 scope = keyed
                 attempt = number
             case .attach(let first):
-                attach(key, to: first, now: now)
+                attach(key, version: decoded.version, to: first, now: now)
                 return
             case .replay:
-                replay(keyed, to: key)
+                replay(keyed, to: key, version: decoded.version, now: now)
                 return
             case .conflict:
                 reject(
-                    client: client, requestID: requestID, phase: phase, .idempotencyConflict,
+                    client: client, requestID: requestID, phase: phase, version: decoded.version, .idempotencyConflict,
                     "the idempotency key was first used with another body")
                 return
             case .earlierAttemptMayBeRunning:
                 reject(
-                    client: client, requestID: requestID, phase: phase, .busy,
+                    client: client, requestID: requestID, phase: phase, version: decoded.version, .busy,
                     "an earlier attempt with this idempotency key may still be running on a worker")
                 return
             }
@@ -79,7 +84,7 @@ extension BrokerCore {
         if !intentTypes[type].queue.isEmpty || !anyWorkerHasRoom(for: type) {
             if let refusal = admissionRefusal(type: type, deadline: deadline) {
                 if let scope { idempotency.forget(scope, now: now) }
-                reject(client: client, requestID: requestID, phase: phase, .busy, refusal)
+                reject(client: client, requestID: requestID, phase: phase, version: decoded.version, .busy, refusal)
                 return
             }
         }
@@ -89,6 +94,7 @@ extension BrokerCore {
             id: id, key: key, intentType: type, requested: decoded.phase, phase: decoded.phase.firstJob, body: body,
             arrival: now, deadline: now + deadline, state: .queued(ticket: 0))
         request.bodySize = decoded.bodySize
+        request.version = decoded.version
         request.idempotency = scope
         request.attempt = attempt
         requests[id] = request
@@ -101,24 +107,25 @@ extension BrokerCore {
 
     /// A duplicate of keyed request `first` (same key, same body): it gets the same replies, and a progress reply at
     /// once if the first had one already. Never a second job.
-    private mutating func attach(_ key: RequestKey, to first: RequestID, now: UInt64) {
+    private mutating func attach(_ key: RequestKey, version: UInt8, to first: RequestID, now: UInt64) {
         guard let request = requests[first] else { return }
-        requests[first]?.listeners.append(key)
+        requests[first]?.listeners.append((key, version))
         requestIDs[key] = first
         statistics.requestsAccepted += 1
         statistics.attachedDuplicates += 1
-        if request.firstReplySent { sendProgress(request, to: key, now: now) }
+        if request.firstReplySent { sendProgress(request, to: key, version: version, now: now) }
     }
 
     /// The stored final reply of a completed key, sent again and flagged as a replay.
-    private mutating func replay(_ scope: IdempotencyScope, to key: RequestKey) {
+    private mutating func replay(_ scope: IdempotencyScope, to key: RequestKey, version: UInt8, now: UInt64) {
         guard let result = idempotency.reply(for: scope) else { return }
         statistics.replays += 1
+        results.store(result, for: key, now: now)  // STATUS of the replayed request answers it too
         actions.append(
             .reply(
                 ClientReply(
                     client: key.client, command: .reply, requestID: key.id, status: result.isError ? .error : .final,
-                    phase: result.phase, payload: result.payload, isReplay: true)))
+                    phase: result.phase, payload: result.payload, isReplay: true, version: version)))
     }
 
     /// The index of a served intent type (section 6.6). During the startup grace period a type no worker announced
@@ -157,23 +164,25 @@ extension BrokerCore {
     }
 
     /// STATUS: the request's progress, its kept result, or `unknown-request` (section 6.4).
-    mutating func status(client: [UInt8], requestID: [UInt8], now: UInt64) {
+    mutating func status(client: [UInt8], requestID: [UInt8], version: UInt8 = 1, now: UInt64) {
         let key = RequestKey(client: client, id: requestID)
         if let id = requestIDs[key], let request = requests[id] {
             actions.append(
                 .reply(
                     ClientReply(
                         client: client, command: .status, requestID: requestID, status: .progress,
-                        phase: request.phase.name, payload: .bytes(progressBody(request, now: now)))))
+                        phase: request.phase.name, payload: .bytes(progressBody(request, now: now)),
+                        version: version)))
         } else if let result = results.result(for: key) {
             actions.append(
                 .reply(
                     ClientReply(
                         client: client, command: .status, requestID: requestID,
-                        status: result.isError ? .error : .final, phase: result.phase, payload: result.payload)))
+                        status: result.isError ? .error : .final, phase: result.phase, payload: result.payload,
+                        version: version)))
         } else {
             reject(
-                client: client, requestID: requestID, phase: "", .unknownRequest,
+                client: client, requestID: requestID, phase: "", version: version, .unknownRequest,
                 "no request with this id is in flight or kept on this connection", command: .status)
         }
     }

@@ -44,8 +44,10 @@ extension BrokerCore {
             if !request.firstReplySent {
                 request.firstReplySent = true
                 requests[request.id] = request
-                sendProgress(request, to: request.key, now: now)
-                for key in request.listeners { sendProgress(request, to: key, now: now) }
+                sendProgress(request, to: request.key, version: request.version, now: now)
+                for listener in request.listeners {
+                    sendProgress(request, to: listener.key, version: listener.version, now: now)
+                }
             }
             // The hard limit is acted on a margin early too, so that every request ends within it (rule 5).
             setTimer(.hardLimit, at: request.arrival + hardLimitNanos - replyMargin(hardLimitNanos), for: request.id)
@@ -111,12 +113,12 @@ extension BrokerCore {
     }
 
     /// The one `progress` reply of a request (or of a duplicate attached to it), rule 3.
-    mutating func sendProgress(_ request: BrokerRequest<Body>, to key: RequestKey, now: UInt64) {
+    mutating func sendProgress(_ request: BrokerRequest<Body>, to key: RequestKey, version: UInt8, now: UInt64) {
         statistics.progressReplies += 1
         actions.append(
             .reply(
                 ClientReply(
                     client: key.client, command: .reply, requestID: key.id, status: .progress,
-                    phase: request.phase.name, payload: .bytes(progressBody(request, now: now)))))
+                    phase: request.phase.name, payload: .bytes(progressBody(request, now: now)), version: version)))
     }
 }

@@ -152,13 +152,16 @@ struct BrokerCore<Body> {
         leaveQueue(request)
         let result = ResultStore<Body>.Result(isError: status == .error, phase: request.phase.name, payload: payload)
         // The request, then the duplicates attached to it through its idempotency key: the same reply each.
-        sendEnding(result, status: status, to: request.key, now: now)
-        for key in request.listeners { sendEnding(result, status: status, to: key, now: now) }
+        sendEnding(result, status: status, to: request.key, version: request.version, now: now)
+        for listener in request.listeners {
+            sendEnding(result, status: status, to: listener.key, version: listener.version, now: now)
+        }
         if let scope = request.idempotency { recordOutcome(of: request, scope, result: result, now: now) }
     }
 
     private mutating func sendEnding(
-        _ result: ResultStore<Body>.Result, status: ClientReply<Body>.Status, to key: RequestKey, now: UInt64
+        _ result: ResultStore<Body>.Result, status: ClientReply<Body>.Status, to key: RequestKey, version: UInt8,
+        now: UInt64
     ) {
         requestIDs.removeValue(forKey: key)
         if status == .error { statistics.errorReplies += 1 } else { statistics.finalReplies += 1 }
@@ -166,7 +169,7 @@ struct BrokerCore<Body> {
             .reply(
                 ClientReply(
                     client: key.client, command: .reply, requestID: key.id, status: status, phase: result.phase,
-                    payload: result.payload)))
+                    payload: result.payload, version: version)))
         results.store(result, for: key, now: now)
     }
 
@@ -197,14 +200,14 @@ struct BrokerCore<Body> {
 
     /// Answers a message or request that was not accepted (nothing is stored).
     mutating func reject(
-        client: [UInt8], requestID: [UInt8], phase: StaticString, _ code: WireErrorCode, _ message: String,
-        command: ClientReply<Body>.Command = .reply
+        client: [UInt8], requestID: [UInt8], phase: StaticString, version: UInt8 = 1, _ code: WireErrorCode,
+        _ message: String, command: ClientReply<Body>.Command = .reply
     ) {
         statistics.errorReplies += 1
         actions.append(
             .reply(
                 ClientReply(
                     client: client, command: command, requestID: requestID, status: .error, phase: phase,
-                    payload: .bytes(WireBody.error(code, message)))))
+                    payload: .bytes(WireBody.error(code, message)), version: version)))
     }
 }

@@ -43,7 +43,9 @@ struct BrokerRequest<Body> {
     /// key's outcome unknown.
     var handleSent = false
     /// Requests with the same key and body that arrived while this one was in flight: they get the same replies.
-    var listeners: [RequestKey] = []
+    var listeners: [(key: RequestKey, version: UInt8)] = []
+    /// The client protocol version of the REQUEST (its answers use the same).
+    var version: UInt8 = 1
 
     var isQueued: Bool {
         if case .queued = state { return true }
