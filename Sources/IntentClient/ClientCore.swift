@@ -253,7 +253,8 @@ final class ClientCore: @unchecked Sendable {
     }
 
     private func deliver(_ message: inout ZMQMultipart) {
-        guard message.count >= 2, message.withBytes(0, { CIP.clientSignature.matches($0) }) else {
+        let version = message.count >= 2 ? message.withBytes(0) { ClientMessageDecoder.version(ofSignature: $0) } : nil
+        guard let version else {
             logger.warning("ignored a malformed message from the broker")
             return
         }
@@ -262,7 +263,8 @@ final class ClientCore: @unchecked Sendable {
             pingWaiters.removeAll()
             return
         }
-        guard message.count == 6 else {
+        // Version 01: 6 frames; version 02 adds F6, the flags.
+        guard message.count == (version == 2 ? 7 : 6) else {
             logger.warning("ignored a reply with \(message.count) frames")
             return
         }
@@ -275,7 +277,9 @@ final class ClientCore: @unchecked Sendable {
         } else {
             status = .error
         }
-        let reply = Reply(requestID: id, status: status, phase: message.string(4), body: message.bytes(5))
+        let reply = Reply(
+            requestID: id, status: status, phase: message.string(4), body: message.bytes(5),
+            isReplay: version == 2 && message.equals(6, CIP.Flags.replay))
         if message.equals(1, CIP.Broker.status) {
             guard var waiters = statusWaiters[id], !waiters.isEmpty else { return }
             let waiter = waiters.removeFirst()

@@ -49,15 +49,22 @@ public final class ConciergeClient: Sendable {
 
     /// Sends an intent (`{"type": ..., "parameters": {...}}`) for `phase` and streams its replies: at most one
     /// progress reply, then exactly one final or error reply, after which the stream ends.
+    ///
+    /// With an `idempotencyKey` (1 to 255 bytes, e.g. a UUID; PROTOCOL.md 4.10), sending the same intent again
+    /// with the same key never runs it twice: a duplicate in flight gets the first one's replies, a completed one
+    /// its stored final reply (``Reply/isReplay``), and the same key with another intent `idempotency-conflict`.
     public func send(
         intent: JSONValue,
         phase: RequestPhase = .lifecycle,
         deadline: Duration? = nil,
-        requestID: String? = nil
+        requestID: String? = nil,
+        idempotencyKey: String? = nil
     ) -> ReplyStream {
         let type = intent["type"]?.stringValue ?? ""
         let body = JSONValue.object(["intent": intent]).serialized()
-        return send(intentType: type, phase: phase, body: body, deadline: deadline, requestID: requestID)
+        return send(
+            intentType: type, phase: phase, body: body, deadline: deadline, requestID: requestID,
+            idempotencyKey: idempotencyKey)
     }
 
     /// Sends a raw Interaction body (advanced: e.g. continuing a lifecycle with an earlier round's output).
@@ -66,13 +73,17 @@ public final class ConciergeClient: Sendable {
         phase: RequestPhase,
         body: [UInt8],
         deadline: Duration? = nil,
-        requestID: String? = nil
+        requestID: String? = nil,
+        idempotencyKey: String? = nil
     ) -> ReplyStream {
         let id = requestID ?? makeRequestID()
-        let frames: [[UInt8]] = [
-            CIP.clientSignature.bytes, CIP.Client.request.bytes, Array(id.utf8), Array(intentType.utf8),
-            phase.name.bytes, deadline.map { Array(String($0.milliseconds).utf8) } ?? [], body,
+        // A keyed request goes out in version 02 (F7: the key); its answers come back in version 02.
+        var frames: [[UInt8]] = [
+            (idempotencyKey == nil ? CIP.clientSignature : CIP.clientSignatureV2).bytes, CIP.Client.request.bytes,
+            Array(id.utf8), Array(intentType.utf8), phase.name.bytes,
+            deadline.map { Array(String($0.milliseconds).utf8) } ?? [], body,
         ]
+        if let idempotencyKey { frames.append(Array(idempotencyKey.utf8)) }
         let (stream, continuation) = ReplyStream.makeStream()
         let core = self.core
         continuation.onTermination = { termination in
@@ -87,10 +98,13 @@ public final class ConciergeClient: Sendable {
         intent: JSONValue,
         phase: RequestPhase = .lifecycle,
         deadline: Duration? = nil,
-        requestID: String? = nil
+        requestID: String? = nil,
+        idempotencyKey: String? = nil
     ) async throws -> Reply {
         var last: Reply?
-        for try await reply in send(intent: intent, phase: phase, deadline: deadline, requestID: requestID) {
+        let replies = send(
+            intent: intent, phase: phase, deadline: deadline, requestID: requestID, idempotencyKey: idempotencyKey)
+        for try await reply in replies {
             last = reply
         }
         guard let last else { throw ClientError(code: .connectionLost, message: "no reply") }

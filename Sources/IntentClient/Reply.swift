@@ -18,12 +18,16 @@ public struct Reply: Sendable, Hashable {
     public let phase: String
     /// The JSON body as sent.
     public let body: [UInt8]
+    /// The broker sent the stored final reply of the request's idempotency key again (the request did not run:
+    /// an earlier one with the same key and body did).
+    public let isReplay: Bool
 
-    public init(requestID: String, status: Status, phase: String, body: [UInt8]) {
+    public init(requestID: String, status: Status, phase: String, body: [UInt8], isReplay: Bool = false) {
         self.requestID = requestID
         self.status = status
         self.phase = phase
         self.body = body
+        self.isReplay = isReplay
     }
 
     /// Whether this reply ends the request.

@@ -16,7 +16,8 @@ struct SendCommand: AsyncParsableCommand {
             1 for an error reply, 2 when the broker could not be reached (or stopped answering, or no final reply \
             came within --timeout), 3 when the broker restarted while the request was in flight: the connection \
             came back, and the new broker does not know the request (error broker-restarted; whether it ran is \
-            unknown).
+            unknown). With --idempotency-key, sending the same intent again with the same key never runs it \
+            twice: a completed key prints its stored final reply again, with "replay": true.
             """
     )
 
@@ -32,6 +33,12 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "Request id (default: generated).")
     var id: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Idempotency key (1 to 255 bytes, e.g. a UUID): retries with the same key and intent never run it twice.",
+            valueName: "key"))
+    var idempotencyKey: String?
+
     @OptionGroup var curve: CurveClientOptions
 
     /// The client's heartbeat: with no broker answering, the request fails (exit status 2) after three intervals.
@@ -46,6 +53,9 @@ struct SendCommand: AsyncParsableCommand {
     func run() async throws {
         guard let phase = RequestPhase(phase) else {
             throw ValidationError("phase must be resolve, confirm, handle or lifecycle")
+        }
+        if let idempotencyKey, idempotencyKey.isEmpty || idempotencyKey.utf8.count > CIP.maxIdempotencyKeyLength {
+            throw ValidationError("--idempotency-key takes 1 to 255 bytes")
         }
         let text = json ?? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
         let value: JSONValue
@@ -71,7 +81,7 @@ struct SendCommand: AsyncParsableCommand {
         defer { client.close() }
         let stream = client.send(
             intentType: intentType, phase: phase, body: interaction.serialized(),
-            deadline: deadlineMs.map { .milliseconds($0) }, requestID: id
+            deadline: deadlineMs.map { .milliseconds($0) }, requestID: id, idempotencyKey: idempotencyKey
         )
         let exitCode: Int32
         do {
@@ -79,11 +89,13 @@ struct SendCommand: AsyncParsableCommand {
                 group.addTask {
                     var code: Int32 = 2
                     for try await reply in stream {
-                        let line: JSONValue = [
+                        var fields: [String: JSONValue] = [
                             "request_id": .string(reply.requestID), "status": .string(reply.status.rawValue),
                             "phase": .string(reply.phase),
                             "body": reply.json ?? .string(String(decoding: reply.body, as: UTF8.self)),
                         ]
+                        if reply.isReplay { fields["replay"] = true }
+                        let line = JSONValue.object(fields)
                         FileHandle.standardOutput.write(Data((line.serializedString() + "\n").utf8))
                         if reply.isFinal { code = reply.status == .final ? 0 : 1 }
                     }
