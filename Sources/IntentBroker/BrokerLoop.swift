@@ -139,8 +139,14 @@ final class BrokerLoop: @unchecked Sendable {
             let fingerprint =
                 request.idempotencyKey == nil
                 ? nil : message.withBytes(1 + ClientRequest.bodyIndex) { BodyFingerprint($0) }
+            // A key's scope is the client's CURVE public key (the user id our ZAP handler gave it); without CURVE,
+            // one scope all clients share (PROTOCOL.md 4.10).
+            let identity =
+                request.idempotencyKey == nil ? [] : message.property(1, "User-Id").map { Array($0.utf8) } ?? []
             let body = message.take(1 + ClientRequest.bodyIndex)
-            core.request(request, client: client, body: body, fingerprint: fingerprint, now: MonotonicTime.now())
+            core.request(
+                request, client: client, body: body, fingerprint: fingerprint, identity: identity,
+                now: MonotonicTime.now())
         case .status(let id):
             core.status(client: client, requestID: id, version: version, now: MonotonicTime.now())
         case .ping:

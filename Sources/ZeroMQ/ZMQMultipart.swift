@@ -84,6 +84,14 @@ public struct ZMQMultipart: ~Copyable {
         return memcmp(zmq_msg_data(slots + index), literal.utf8Start, size) == 0
     }
 
+    /// A metadata property of frame `index` (`zmq_msg_gets`), e.g. `User-Id`, the user id the ZAP handler gave the
+    /// peer that sent it; nil when the message has no such property (or the frame was made locally, like a ROUTER's
+    /// routing-id frame).
+    public func property(_ index: Int, _ name: String) -> String? {
+        guard index < count, let value = zmq_msg_gets(slots + index, name) else { return nil }
+        return String(cString: value)
+    }
+
     /// Moves frame `index` out into a ``ZMQMessage`` without copying its bytes; the slot becomes empty.
     public func take(_ index: Int) -> ZMQMessage {
         ZMQMessage(moving: slots + index)

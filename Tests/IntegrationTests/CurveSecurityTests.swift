@@ -145,6 +145,30 @@ extension EndToEnd {
             )
         }
 
+        /// With CURVE, an idempotency key is scoped to the client's public key (PROTOCOL.md 4.10): the same key from
+        /// another listed client is another key.
+        @Test func idempotencyKeysAreScopedToTheClientsCurveKey() async throws {
+            let cluster = try Cluster()
+            let keys = try CurveTestKeys(directory: cluster.directory)
+            // The rogue's key listed too: two clients with keys of their own.
+            try "\(keys.client.publicKey.z85)\n\(keys.rogue.publicKey.z85)\n".write(
+                toFile: keys.path("clients.txt"), atomically: false, encoding: .utf8)
+            let broker = try InProcessBroker(curve: keys.brokerConfiguration)
+            try cluster.startWorker(
+                "w1", keys.peerArguments("workers/pool") + ["--broker", broker.broker.backendEndpoint])
+            let alice = try client(broker.broker.frontendEndpoint, keys.clientKeys(keys.client))
+            let bob = try client(broker.broker.frontendEndpoint, keys.clientKeys(keys.rogue))
+            try await cluster.waitUntilServing(alice)
+            let key = "same-key-\(UInt32.random(in: 0...UInt32.max))"
+            let first = try await alice.request(intent: Self.echo, phase: .handle, idempotencyKey: key)
+            #expect(first.status == .final && !first.isReplay)
+            #expect(try await alice.request(intent: Self.echo, phase: .handle, idempotencyKey: key).isReplay)
+            let other = try await bob.request(intent: Self.echo, phase: .handle, idempotencyKey: key)
+            #expect(other.status == .final && !other.isReplay)
+            #expect(other.body != first.body)
+            _ = try await broker.stop()
+        }
+
         @Test func aClientWithoutCurveCannotTalkToACurveBroker() async throws {
             let cluster = try Cluster()
             let keys = try CurveTestKeys(directory: cluster.directory)
