@@ -3,8 +3,8 @@
 // Input: FuzzInput.message. Options: bit 0 small limits (max body 64, hard limit 1000 ms, max frames 8), bits 1-2
 // frames the receiver "dropped" (0-3).
 //
-// Invariants: decoding never traps; a decoded command agrees with its frames and decodes again the same after being
-// written out anew; an error names a check of 4.8, a code that check may give, echoes only what 4.8 allows, and has a
+// Invariants: decoding never traps; a decoded command (CIPC01, or CIPC02 with its idempotency key) agrees with its
+// frames and decodes again the same after being written out anew; an error names a check of 4.8, a code that check may give, echoes only what 4.8 allows, and has a
 // short message and an error body that is valid JSON with the same code and message.
 
 import ConciergeJSON
@@ -34,10 +34,19 @@ func checkDecoded(
     _ command: ClientCommand, frames: [[UInt8]], dropped: Int, limits: WireLimits, decoder: ClientMessageDecoder
 ) {
     invariant(dropped == 0 && frames.count >= 2 && frames.count <= limits.maxFrames, "frame count \(frames.count)")
-    invariant(frames[0] == FuzzInput.ascii("CIPC01"), "signature")
+    let v2 = frames[0] == FuzzInput.ascii("CIPC02")
+    invariant(frames[0] == FuzzInput.ascii("CIPC01") || v2, "signature")
     switch command {
     case .request(let request):
-        invariant(frames.count == 7 && frames[1] == FuzzInput.ascii("REQUEST"), "REQUEST frames")
+        invariant(frames.count == (v2 ? 8 : 7) && frames[1] == FuzzInput.ascii("REQUEST"), "REQUEST frames")
+        invariant(request.version == (v2 ? 2 : 1), "version")
+        // Version 02: F7 is the idempotency key, at most 255 bytes; empty is none.
+        if v2 {
+            invariant(frames[7].count <= 255, "key longer than 255 bytes")
+            invariant(request.idempotencyKey == (frames[7].isEmpty ? nil : frames[7]), "idempotency key")
+        } else {
+            invariant(request.idempotencyKey == nil, "a key in version 01")
+        }
         invariant(request.requestID == frames[2] && (1...255).contains(request.requestID.count), "request id")
         invariant(request.intentType == frames[3] && (1...255).contains(request.intentType.count), "intent type")
         invariant(FuzzInput.isUTF8(request.intentType), "intent type is not UTF-8")
@@ -50,11 +59,12 @@ func checkDecoded(
         }
         invariant(request.bodySize == frames[6].count && (1...limits.maxBodySize).contains(request.bodySize), "body")
         // Written out anew (canonical deadline, no leading zeros), it decodes the same.
-        let again: [[UInt8]] = [
-            FuzzInput.ascii("CIPC01"), FuzzInput.ascii("REQUEST"), request.requestID, request.intentType,
-            FuzzInput.ascii(request.phase.description),
-            request.deadlineMilliseconds.map { FuzzInput.ascii(String($0)) } ?? [], frames[6],
-        ]
+        let again: [[UInt8]] =
+            [
+                frames[0], FuzzInput.ascii("REQUEST"), request.requestID, request.intentType,
+                FuzzInput.ascii(request.phase.description),
+                request.deadlineMilliseconds.map { FuzzInput.ascii(String($0)) } ?? [], frames[6],
+            ] + (v2 ? [request.idempotencyKey ?? []] : [])
         invariant((try? decoder.decode(again)) == command, "REQUEST does not decode again the same")
     case .status(let id):
         invariant(frames.count == 3 && frames[1] == FuzzInput.ascii("STATUS") && id == frames[2], "STATUS")

@@ -97,6 +97,10 @@ client = {
     "request-deadline-not-decimal": [C, "REQUEST", "r5", "Echo", "handle", "soon", echo],
     "request-empty-body": [C, "REQUEST", "r7", "Echo", "handle", "", ""],
     "request-type-not-utf8": [C, "REQUEST", "r8", b"Ech\xff", "handle", "", echo],
+    "request-v2-key": ["CIPC02", "REQUEST", "k-1", "SendPayment", "handle", "", sp1, "7f3a-pay-42"],
+    "request-v2-no-key": ["CIPC02", "REQUEST", "k-2", "Echo", "handle", "", echo, ""],
+    "request-v2-seven-frames": ["CIPC02", "REQUEST", "k-3", "Echo", "handle", "", echo],
+    "ping-v2": ["CIPC02", "PING"],
 }
 for name, frames in client.items():
     write("ClientFrames", name, message(0, frames))
