@@ -18,12 +18,13 @@ extension BrokerConfiguration {
             throw refuse("the heartbeat interval must be above zero and the liveness at least 1")
         }
         guard maxReplyMargin >= .zero, workerGracePeriod >= .zero, shutdownGracePeriod >= .zero, resultTTL >= .zero,
-            startupGracePeriod >= .zero, shutdownLinger >= .zero, peerWarningInterval >= .zero
+            startupGracePeriod >= .zero, shutdownLinger >= .zero, peerWarningInterval >= .zero,
+            idempotencyTTL >= .zero
         else {
             throw refuse("durations must not be negative")
         }
         guard maxStoredResults >= 0, maxQueuedRequests >= 0, maxQueuedPerIntentType >= 0, maxBodySize >= 1,
-            clientQueueLimit >= 1
+            clientQueueLimit >= 1, maxIdempotencyRecords >= 0, idempotencyMemory >= 0
         else {
             throw refuse("limits must not be negative (the body size and client queue at least 1)")
         }

@@ -10,6 +10,8 @@ public struct BrokerStatistics: Sendable, Equatable {
     public var attachedDuplicates = 0
     /// Keyed requests answered with the stored final reply of their key (issue 11).
     public var replays = 0
+    /// Ended idempotency records dropped before their time because a bound was reached (a retry of one runs again).
+    public var idempotencyEvictions = 0
     public var jobsDispatched = 0
     public var jobsRedispatched = 0
     public var workersRegistered = 0

@@ -70,6 +70,15 @@ struct BrokerOptions: ParsableArguments {
             """)
     var startupGraceMs: Int = Defaults.broker.startupGracePeriod.wholeMilliseconds
 
+    @Option(help: "How long the record of an idempotency key is kept after its request ended, in seconds.")
+    var idempotencyTtl: Int = Defaults.broker.idempotencyTTL.wholeSeconds
+
+    @Option(help: "Most ended idempotency records kept; past it the oldest go first (a retry of one runs again).")
+    var maxIdempotencyRecords: Int = Defaults.broker.maxIdempotencyRecords
+
+    @Option(help: "Most bytes of ended idempotency records (scopes and stored replies) kept.")
+    var idempotencyMemory: Int = Defaults.broker.idempotencyMemory
+
     var configuration: BrokerConfiguration {
         BrokerConfiguration(
             frontendEndpoint: frontend,
@@ -88,7 +97,10 @@ struct BrokerOptions: ParsableArguments {
             workerGracePeriod: .milliseconds(workerGraceMs),
             shutdownGracePeriod: .milliseconds(shutdownGraceMs),
             shutdownLinger: .milliseconds(shutdownLingerMs),
-            startupGracePeriod: .milliseconds(startupGraceMs)
+            startupGracePeriod: .milliseconds(startupGraceMs),
+            idempotencyTTL: .seconds(idempotencyTtl),
+            maxIdempotencyRecords: maxIdempotencyRecords,
+            idempotencyMemory: idempotencyMemory
         )
     }
 }

@@ -116,3 +116,21 @@ def test_an_empty_key_is_no_key(main_cluster):
     assert one[6] == two[6] == b""
     assert one[5] != two[5]  # two jobs: their handler instances differ
     c.close()
+
+
+def test_past_the_record_bound_the_oldest_key_is_forgotten(spawn):
+    """--max-idempotency-records 1: a second completed key pushes the first out, so the first runs again."""
+    broker = spawn.broker(max_idempotency_records=1)
+    spawn.worker(broker)
+    c = V2Client(broker.frontend)
+    first, second = new_key(), new_key()
+    c.request(b"a-1", first, body(text="a"))
+    original = c.ending(b"a-1")
+    c.request(b"a-2", first, body(text="a"))
+    assert c.ending(b"a-2")[6] == b"replay"  # still kept
+    c.request(b"b-1", second, body(text="b"))
+    assert c.ending(b"b-1")[3] == b"final"
+    c.request(b"a-3", first, body(text="a"))
+    again = c.ending(b"a-3")
+    assert again[3] == b"final" and again[6] == b"" and again[5] != original[5]  # ran again
+    c.close()

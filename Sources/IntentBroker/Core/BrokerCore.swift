@@ -191,6 +191,7 @@ struct BrokerCore<Body> {
         } else {
             idempotency.forget(scope, now: now)
         }
+        statistics.idempotencyEvictions = idempotency.evictedEarly
     }
 
     /// Ends a request with an error the broker writes.
