@@ -121,16 +121,14 @@ final class BrokerLoop: @unchecked Sendable {
 
     private func clientMessage(_ message: inout ZMQMultipart) {
         let client = message.bytes(0)
-        // The version its answers use (1 when the signature is not one the broker speaks: check 2 answers it).
-        let version =
-            message.count > 1 ? message.withBytes(1) { ClientMessageDecoder.version(ofSignature: $0) } ?? 1 : 1
         let command: ClientCommand
         do throws(ClientMessageError) {
             command = try message.withFrames(from: 1) { frames, dropped throws(ClientMessageError) in
                 try clientDecoder.decode(WireFrames(frames, dropped: dropped))
             }
         } catch {
-            core.clientMessageRejected(client: client, error, version: version, now: MonotonicTime.now())
+            core.clientMessageRejected(
+                client: client, error, version: Self.answerVersion(message), now: MonotonicTime.now())
             return
         }
         switch command {
@@ -148,10 +146,18 @@ final class BrokerLoop: @unchecked Sendable {
                 request, client: client, body: body, fingerprint: fingerprint, identity: identity,
                 now: MonotonicTime.now())
         case .status(let id):
-            core.status(client: client, requestID: id, version: version, now: MonotonicTime.now())
+            core.status(client: client, requestID: id, version: Self.answerVersion(message), now: MonotonicTime.now())
         case .ping:
-            core.ping(client: client, version: version)
+            core.ping(client: client, version: Self.answerVersion(message))
         }
+    }
+
+    /// The client protocol version a message's answers use: its signature's (1 when it is not one the broker
+    /// speaks: check 2 answers that in version 1). A REQUEST carries its own (``ClientRequest/version``), so the hot
+    /// path never looks at the signature twice.
+    private static func answerVersion(_ message: borrowing ZMQMultipart) -> UInt8 {
+        guard message.count > 1 else { return 1 }
+        return message.withBytes(1) { ClientMessageDecoder.version(ofSignature: $0) } ?? 1
     }
 
     private func workerMessage(_ message: inout ZMQMultipart) {

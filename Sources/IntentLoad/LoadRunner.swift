@@ -407,17 +407,20 @@ struct LoadEngine: ~Copyable {
         }
         inflight[id] = nil
         if request.measured {
-            let isError = message.equals(3, CIP.Status.error)
-            let outcome: String
-            if isError {
-                outcome = message.withBytes(5) { LoadOutcome.error(body: $0) }
-            } else {
-                let phase = message.string(4)
-                outcome = message.withBytes(5) { LoadOutcome.final(phase: phase, body: $0) }
-            }
+            let (outcome, isError) = Self.ending(message)
             recorder.recordFinalReply(latency: now - request.intended, outcome: outcome, isError: isError, now: now)
         }
         return request
+    }
+
+    /// The outcome name of a `final` or `error` REPLY or STATUS answer (F3 status, F4 phase, F5 body), and whether
+    /// it is an error.
+    private static func ending(_ message: borrowing ZMQMultipart) -> (outcome: String, isError: Bool) {
+        if message.equals(3, CIP.Status.error) {
+            return (message.withBytes(5) { LoadOutcome.error(body: $0) }, true)
+        }
+        let phase = message.string(4)
+        return (message.withBytes(5) { LoadOutcome.final(phase: phase, body: $0) }, false)
     }
 
     /// The answer to a sweep's STATUS (`[CIPC01, STATUS, id, status, phase, body]`). `progress`: the broker has the
@@ -429,14 +432,7 @@ struct LoadEngine: ~Copyable {
     {
         let id = message.withBytes(2) { $0.loadUnaligned(as: UInt64.self) }
         guard let request = inflight[id], !message.equals(3, CIP.Status.progress) else { return nil }
-        let isError = message.equals(3, CIP.Status.error)
-        let outcome: String
-        if isError {
-            outcome = message.withBytes(5) { LoadOutcome.error(body: $0) }
-        } else {
-            let phase = message.string(4)
-            outcome = message.withBytes(5) { LoadOutcome.final(phase: phase, body: $0) }
-        }
+        let (outcome, isError) = Self.ending(message)
         inflight[id] = nil
         guard request.measured else { return request }
         if outcome == "error.\(WireErrorCode.unknownRequest.rawValue)" {

@@ -436,16 +436,22 @@ final class WorkerLoop: @unchecked Sendable {
             return batch
         }
         if unsent.isEmpty && batch.isEmpty { return }
-        var queue = unsent
-        queue += batch
-        unsent.removeAll()
-        let stale = queue.count { $0.generation != generation }
-        if stale > 0 {
-            droppedResults += stale
-            logger.info("dropped results of jobs from a lost connection", metadata: ["results": "\(stale)"])
+        // The common case, nothing refused earlier, takes the batch as it is (no copy).
+        var queue = batch
+        if !unsent.isEmpty {
+            queue = unsent + batch
+            unsent.removeAll()
+        }
+        var stale = 0
+        defer {
+            if stale > 0 {
+                droppedResults += stale
+                logger.info("dropped results of jobs from a lost connection", metadata: ["results": "\(stale)"])
+            }
         }
         for (index, result) in queue.enumerated() {
             guard result.generation == generation else {  // from a connection that is gone (section 7.1)
+                stale += 1
                 running -= 1
                 continue
             }
