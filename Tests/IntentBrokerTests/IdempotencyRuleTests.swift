@@ -113,4 +113,14 @@ import Testing
         broker.answer("w1")
         #expect(broker.replies(to: "b").map(\.status) == [.progress, .final])
     }
+
+    @Test func negativeIdempotencyBoundsAreRefusedAtStart() {
+        for configuration in [
+            BrokerConfiguration(idempotencyTTL: .seconds(-1)),
+            BrokerConfiguration(maxIdempotencyRecords: -1),
+            BrokerConfiguration(idempotencyMemory: -1),
+        ] {
+            #expect(throws: BrokerError.self) { try configuration.validate() }
+        }
+    }
 }
