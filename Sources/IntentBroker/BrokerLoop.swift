@@ -149,6 +149,8 @@ final class BrokerLoop: @unchecked Sendable {
             core.status(client: client, requestID: id, version: Self.answerVersion(message), now: MonotonicTime.now())
         case .ping:
             core.ping(client: client, version: Self.answerVersion(message))
+        case .cancel:
+            break
         }
     }
 

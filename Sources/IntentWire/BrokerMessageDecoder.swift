@@ -14,13 +14,19 @@ public struct BrokerMessageDecoder: Sendable {
     ///   answer it.
     public func decode(_ frames: WireFrames) throws(BrokerMessageError) -> BrokerCommand {
         let count = frames.views.count
-        // W1: at least 2 frames, F0 the signature.
-        guard count >= 2, CIP.workerSignature.matches(frames[0]) else {
-            throw BrokerMessageError(message: "not a CIPW01 message", check: 1)
+        // W1: at least 2 frames, F0 the signature (CIPW01, or CIPW02 of section 5.13).
+        guard count >= 2, let version = WorkerMessageDecoder.version(ofSignature: frames[0]) else {
+            throw BrokerMessageError(message: "not a CIPW01 or CIPW02 message", check: 1)
         }
         // W2: the command.
         let command = frames[1]
-        if CIP.Worker.job.matches(command) { return .job(try decodeJob(frames)) }
+        if CIP.Worker.job.matches(command) { return .job(try decodeJob(frames, version: version)) }
+        if version == 2, CIP.Worker.cancel.matches(command) {
+            guard count == CIP.Frames.cancel, frames[2].count == CIP.jobIDLength else {
+                throw BrokerMessageError(message: "CANCEL takes 3 frames: CIPW02, CANCEL, job id (8 bytes)", check: 3)
+            }
+            return .cancel(jobID: Array(frames[2]))
+        }
         if CIP.Worker.heartbeat.matches(command) { return .heartbeat }
         if CIP.Worker.drain.matches(command) { return .drain }
         if CIP.Worker.disconnect.matches(command) { return .disconnect }
@@ -41,18 +47,35 @@ public struct BrokerMessageDecoder: Sendable {
     }
 
     /// W3-W7: a JOB.
-    private func decodeJob(_ frames: WireFrames) throws(BrokerMessageError) -> WorkerJob {
+    private func decodeJob(_ frames: WireFrames, version: UInt8) throws(BrokerMessageError) -> WorkerJob {
         let count = frames.count
-        // W3: exactly 7 frames and an 8-byte job id; a wrong frame count is answered if the job id is usable.
+        // W3: exactly 7 frames (9 in version 02) and an 8-byte job id; a wrong frame count is answered if the job id
+        // is usable.
         let hasJobID = frames.views.count >= 3 && frames[2].count == CIP.jobIDLength
-        guard count == CIP.Frames.job, frames.dropped == 0, hasJobID else {
+        guard count == (version == 2 ? CIP.Frames.jobV2 : CIP.Frames.job), frames.dropped == 0, hasJobID else {
             throw BrokerMessageError(
-                message: "JOB takes 7 frames: CIPW01, JOB, job id (8 bytes), intent type, phase, time left, body; "
-                    + "got \(count) frames",
+                message: version == 2
+                    ? "JOB takes 9 frames: CIPW02, JOB, job id (8 bytes), intent type, phase, time left, body, "
+                        + "idempotency key, attempt; got \(count) frames"
+                    : "JOB takes 7 frames: CIPW01, JOB, job id (8 bytes), intent type, phase, time left, body; "
+                        + "got \(count) frames",
                 jobID: hasJobID ? Array(frames[2]) : nil, check: 3
             )
         }
         let jobID = Array(frames[2])
+        var idempotencyKey: [UInt8]?
+        var attempt = 1
+        if version == 2 {
+            let key = frames[7]
+            guard key.count <= CIP.maxIdempotencyKeyLength, let number = WireBody.parseDecimal(frames[8]), number >= 1
+            else {
+                throw BrokerMessageError(
+                    message: "the idempotency key must be 0 to 255 bytes and the attempt a decimal of at least 1",
+                    jobID: jobID, check: 3)
+            }
+            if !key.isEmpty { idempotencyKey = Array(key) }
+            attempt = number
+        }
         // W4: the phase.
         guard let phase = RequestPhase(frame: frames[4]), phase != .lifecycle else {
             throw BrokerMessageError(
@@ -79,7 +102,8 @@ public struct BrokerMessageDecoder: Sendable {
         }
         return WorkerJob(
             jobID: jobID, intentType: String(decoding: intentType, as: UTF8.self), phase: phase,
-            timeLeftMilliseconds: timeLeft, bodySize: bodySize
+            timeLeftMilliseconds: timeLeft, bodySize: bodySize, idempotencyKey: idempotencyKey, attempt: attempt,
+            version: version
         )
     }
 }

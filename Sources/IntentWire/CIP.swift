@@ -23,12 +23,22 @@ public enum CIP {
     }
     /// First frame of every worker <-> broker message.
     public static let workerSignature: StaticString = "CIPW01"
+    /// First frame of a worker message of version 02 (section 5.13): a JOB carries the idempotency key (F7) and the
+    /// attempt (F8), the broker may CANCEL a job, and a RESULT may say `cancelled`.
+    public static let workerSignatureV2: StaticString = "CIPW02"
+
+    /// The worker signature of a version (1 or 2).
+    public static func workerSignature(version: UInt8) -> StaticString {
+        version == 2 ? workerSignatureV2 : workerSignature
+    }
 
     /// Client -> broker commands.
     public enum Client {
         public static let request: StaticString = "REQUEST"
         public static let status: StaticString = "STATUS"
         public static let ping: StaticString = "PING"
+        /// Version 02: stop a request in flight (section 4.10.2).
+        public static let cancel: StaticString = "CANCEL"
     }
 
     /// Broker -> client commands.
@@ -47,6 +57,8 @@ public enum CIP {
         public static let disconnect: StaticString = "DISCONNECT"
         public static let job: StaticString = "JOB"
         public static let error: StaticString = "ERROR"
+        /// Version 02, broker to worker: stop a job (section 5.13).
+        public static let cancel: StaticString = "CANCEL"
     }
 
     /// Reply statuses (frame 3 of REPLY and STATUS).
@@ -61,6 +73,8 @@ public enum CIP {
         public static let `continue`: StaticString = JobOutcome.continue.name
         public static let stop: StaticString = JobOutcome.stop.name
         public static let error: StaticString = JobOutcome.error.name
+        /// Version 02: the handler stopped because the job was cancelled.
+        public static let cancelled: StaticString = JobOutcome.cancelled.name
     }
 
     /// Frame counts (after the routing-id frame a ROUTER adds).
@@ -72,6 +86,10 @@ public enum CIP {
         public static let ready = 5  // at least: one intent type
         public static let result = 5
         public static let job = 7
+        /// A version-02 JOB: F7 is the idempotency key (empty for none), F8 the attempt.
+        public static let jobV2 = 9
+        /// A version-02 CANCEL, from a client (request id) or from the broker (job id).
+        public static let cancel = 3
     }
 
     /// Largest request id and intent type, in bytes.

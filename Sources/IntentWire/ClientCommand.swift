@@ -6,4 +6,6 @@ public enum ClientCommand: Sendable, Hashable {
     case status(requestID: [UInt8])
     /// PING: answer PONG.
     case ping
+    /// CANCEL (version 02): stop the request with this id (1...255 bytes), section 4.10.2.
+    case cancel(requestID: [UInt8])
 }

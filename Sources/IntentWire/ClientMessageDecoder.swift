@@ -51,6 +51,15 @@ public struct ClientMessageDecoder: Sendable {
         if CIP.Client.ping.matches(command) {
             return .ping
         }
+        if version == 2, CIP.Client.cancel.matches(command) {
+            guard count == CIP.Frames.cancel, isRequestID(frames[2]) else {
+                throw ClientMessageError(
+                    code: .malformed, message: "CANCEL takes exactly [CIPC02, CANCEL, request id (1 to 255 bytes)]",
+                    answer: .status, requestID: echo(frames), check: 4
+                )
+            }
+            return .cancel(requestID: Array(frames[2]))
+        }
         throw ClientMessageError(
             code: .unknownCommand, message: "unknown command \"\(WireText.display(command))\"",
             requestID: echo(frames), check: 3

@@ -9,6 +9,9 @@ public enum JobOutcome: String, Sendable, Hashable, CaseIterable, CustomStringCo
     case stop
     /// The job failed; the body is an error object `{"code", "message"}`, forwarded unchanged.
     case error
+    /// Version 02 (section 5.13): the handler stopped because the job was cancelled, before doing anything it
+    /// cannot undo; the body is an error object with code `cancelled`.
+    case cancelled
 
     /// The outcome's wire word.
     public var name: StaticString {
@@ -16,17 +19,21 @@ public enum JobOutcome: String, Sendable, Hashable, CaseIterable, CustomStringCo
         case .continue: "continue"
         case .stop: "stop"
         case .error: "error"
+        case .cancelled: "cancelled"
         }
     }
 
     public var description: String { rawValue }
 
-    /// Parses an outcome frame as a broker must (section 5.3): `continue`, `error`, and `stop` for any other word.
+    /// Parses an outcome frame as a broker must (section 5.3): `continue`, `error`, `cancelled` (version 02), and
+    /// `stop` for any other word.
     public init(frame: UnsafeRawBufferPointer) {
         if Self.continue.name.matches(frame) {
             self = .continue
         } else if Self.error.name.matches(frame) {
             self = .error
+        } else if Self.cancelled.name.matches(frame) {
+            self = .cancelled
         } else {
             self = .stop
         }

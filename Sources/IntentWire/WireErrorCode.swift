@@ -56,4 +56,6 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let `internal` = WireErrorCode("internal")
     /// The idempotency key was first used with another body (issue 11, `Docs/IDEMPOTENCY.md`).
     public static let idempotencyConflict = WireErrorCode("idempotency-conflict")
+    /// The request was cancelled by its client (CANCEL), or the job by the broker (section 4.10.2, 5.13).
+    public static let cancelled = WireErrorCode("cancelled")
 }

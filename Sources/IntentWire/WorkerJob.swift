@@ -14,13 +14,25 @@ public struct WorkerJob: Sendable, Hashable {
     public let timeLeftMilliseconds: Int
     /// The size of the body (F6), at least 1.
     public let bodySize: Int
+    /// Version 02, F7: the request's idempotency key (section 4.10.1), nil for none (and in version 01).
+    public let idempotencyKey: [UInt8]?
+    /// Version 02, F8: the number of the attempt with this key, from 1 (1 without a key, and in version 01).
+    public let attempt: Int
+    /// The protocol version of the JOB (its signature): 1 or 2.
+    public let version: UInt8
 
     /// A job with these fields (the decoder makes them; tests and fuzz targets compare them).
-    public init(jobID: [UInt8], intentType: String, phase: RequestPhase, timeLeftMilliseconds: Int, bodySize: Int) {
+    public init(
+        jobID: [UInt8], intentType: String, phase: RequestPhase, timeLeftMilliseconds: Int, bodySize: Int,
+        idempotencyKey: [UInt8]? = nil, attempt: Int = 1, version: UInt8 = 1
+    ) {
         self.jobID = jobID
         self.intentType = intentType
         self.phase = phase
         self.timeLeftMilliseconds = timeLeftMilliseconds
         self.bodySize = bodySize
+        self.idempotencyKey = idempotencyKey
+        self.attempt = attempt
+        self.version = version
     }
 }

@@ -32,14 +32,15 @@ public struct WorkerMessageDecoder: Sendable {
             )
         }
         // Check 2: the signature.
-        guard CIP.workerSignature.matches(frames[0]) else {
-            throw WorkerMessageError(code: .unsupportedVersion, message: "this broker speaks CIPW01 only", check: 2)
+        guard let version = Self.version(ofSignature: frames[0]) else {
+            throw WorkerMessageError(
+                code: .unsupportedVersion, message: "this broker speaks CIPW01 and CIPW02", check: 2)
         }
         let command = frames[1]
         let name = Self.name(of: command)
-        // Check 3: READY.
+        // Check 3: READY (its signature chooses the worker's version, section 5.13).
         if name == .ready {
-            return .ready(try decodeReady(frames))
+            return .ready(try decodeReady(frames, version: version))
         }
         // Check 4: everything else needs a registration.
         guard isRegistered else { return .unregistered(name) }
@@ -63,6 +64,13 @@ public struct WorkerMessageDecoder: Sendable {
         }.get()
     }
 
+    /// The worker protocol version a signature frame names (1 or 2), or nil for one this broker does not speak.
+    public static func version(ofSignature frame: UnsafeRawBufferPointer) -> UInt8? {
+        if CIP.workerSignature.matches(frame) { return 1 }
+        if CIP.workerSignatureV2.matches(frame) { return 2 }
+        return nil
+    }
+
     /// The worker command F1 names, if any.
     private static func name(of frame: UnsafeRawBufferPointer) -> WorkerCommand.Name? {
         if CIP.Worker.result.matches(frame) { return .result }
@@ -74,7 +82,7 @@ public struct WorkerMessageDecoder: Sendable {
     }
 
     /// Check 3: a READY.
-    private func decodeReady(_ frames: WireFrames) throws(WorkerMessageError) -> WorkerReady {
+    private func decodeReady(_ frames: WireFrames, version: UInt8) throws(WorkerMessageError) -> WorkerReady {
         func fail(_ message: String) -> WorkerMessageError {
             WorkerMessageError(code: .malformed, message: message, check: 3, command: .ready)
         }
@@ -98,7 +106,7 @@ public struct WorkerMessageDecoder: Sendable {
             let bytes = Array(type)
             if !intentTypes.contains(bytes) { intentTypes.append(bytes) }
         }
-        return WorkerReady(capacity: capacity, name: Array(name), intentTypes: intentTypes)
+        return WorkerReady(capacity: capacity, name: Array(name), intentTypes: intentTypes, version: version)
     }
 
     /// Check 6: a RESULT.

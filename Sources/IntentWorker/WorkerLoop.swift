@@ -359,7 +359,7 @@ final class WorkerLoop: @unchecked Sendable {
         switch command {
         case .job(let job):
             startJob(job, message: &message)
-        case .heartbeat:
+        case .heartbeat, .cancel:
             break  // liveness already refreshed
         case .drain:
             drainAcknowledged = true
