@@ -124,7 +124,7 @@ def test_worker_answers_unusable_jobs_with_error_results(pair, frames, code):
 
 @pytest.mark.parametrize("frames", [
     [CIPW, b"JOB", b"short", b"Echo", b"handle", b"3000", b"{}"],   # W3 without an 8-byte job id: ignored
-    [b"CIPW02", b"JOB", b"badjob09", b"Echo", b"handle", b"3000", b"{}"],  # W1
+    [b"CIPW09", b"JOB", b"badjob09", b"Echo", b"handle", b"3000", b"{}"],  # W1
     [CIPW],                                                          # W1
     [CIPW, b"PING"],                                                 # W2
     [CIPW, b"ERROR", b"malformed", b"some message"],                # an ERROR is only logged
