@@ -354,8 +354,12 @@ class Client:
         self.send_raw([CIPC2, b"CANCEL", rid])
 
     def ending(self, rid: bytes, timeout: float = 15.0) -> Message:
-        """The final or error REPLY of rid, skipping a progress REPLY."""
-        return self.replies(rid, timeout)[-1]
+        """The final or error REPLY of rid, skipping a progress REPLY (safe to call with a short timeout: nothing
+        is lost when it times out)."""
+        m = self.next(lambda m: m.command == "REPLY" and m.request_id == rid and m.status != "progress", timeout,
+                      f"ending REPLY for {rid!r}")
+        self.inbox = [x for x in self.inbox if not (x.command == "REPLY" and x.request_id == rid)]
+        return m
 
     # -- receiving ----------------------------------------------------------------------------------------
 
@@ -630,6 +634,8 @@ class PyWorker:
                         m = self.check(frames)
                     except ProtocolViolation as e:
                         self.errors.append(e)
+                        with self._heartbeat:
+                            self._heartbeat.notify_all()
                         continue
                     if m.command == "CANCEL":
                         self.cancels_received.add(m.job_id)
@@ -709,8 +715,9 @@ class PyWorker:
         registered workers only, so after READY the first one says that the registration went through."""
         with self._heartbeat:
             start = self.heartbeats_received
-            if not self._heartbeat.wait_for(lambda: self.heartbeats_received > start, timeout):
+            if not self._heartbeat.wait_for(lambda: self.heartbeats_received > start or self.errors, timeout):
                 raise TimeoutError(f"worker {self.name!r}: no HEARTBEAT from the broker within {timeout} s")
+        self._raise_errors()  # a message that broke the protocol (e.g. a HEARTBEAT in the wrong version)
 
     def job(self, timeout: float = 15.0) -> WorkerMessage:
         return self.next(lambda m: m.command == "JOB", timeout, "JOB")
