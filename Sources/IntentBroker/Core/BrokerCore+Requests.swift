@@ -97,8 +97,10 @@ extension BrokerCore {
         request.version = decoded.version
         request.idempotency = scope
         request.attempt = attempt
+        request.identity = identity
         requests[id] = request
         requestIDs[key] = id
+        if !identity.isEmpty { identityRequestIDs[RequestKey(client: identity, id: requestID)] = id }
         statistics.requestsAccepted += 1
         // Act a little before the deadline so that the first reply arrives by it (section 6.3).
         setTimer(.deadline, at: now + deadline - replyMargin(deadline), for: id)
@@ -111,6 +113,7 @@ extension BrokerCore {
         guard let request = requests[first] else { return }
         requests[first]?.listeners.append((key, version))
         requestIDs[key] = first
+        if !request.identity.isEmpty { identityRequestIDs[RequestKey(client: request.identity, id: key.id)] = first }
         statistics.requestsAccepted += 1
         statistics.attachedDuplicates += 1
         if request.firstReplySent { sendProgress(request, to: key, version: version, now: now) }

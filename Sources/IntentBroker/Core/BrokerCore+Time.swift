@@ -52,7 +52,16 @@ extension BrokerCore {
             // The hard limit is acted on a margin early too, so that every request ends within it (rule 5).
             setTimer(.hardLimit, at: request.arrival + hardLimitNanos - replyMargin(hardLimitNanos), for: request.id)
         case .hardLimit:
+            // The job, if one runs, is cancelled on its worker too (section 4.10.2); it keeps its slot until answered.
+            cancelJob(of: request)
             fail(request.id, .timeout, "the request did not finish within the hard limit", now: now)
+        case .cancelGrace:
+            guard request.cancelRequested else { return }
+            statistics.cancelledRequests += 1
+            fail(
+                request.id, .cancelled,
+                "cancelled by its client; its worker did not answer within the cancel grace period, so the "
+                    + "\(request.phase) job's outcome is unknown", now: now)
         }
     }
 
@@ -72,7 +81,7 @@ extension BrokerCore {
                 logger.warning("worker expired (silent)", metadata: ["worker": "\(worker.name)"])
                 removeWorker(id, reason: "expired", now: now)
             } else {
-                actions.append(.control(routingID: worker.routingID, .heartbeat))
+                actions.append(.control(routingID: worker.routingID, version: worker.version, .heartbeat))
             }
         }
         results.expire(now: now)
@@ -108,7 +117,7 @@ extension BrokerCore {
             fail(request.id, .shuttingDown, "the broker is shutting down", now: now)
         }
         for worker in workers.values.sorted(by: { $0.id < $1.id }) {
-            actions.append(.control(routingID: worker.routingID, .disconnect))
+            actions.append(.control(routingID: worker.routingID, version: worker.version, .disconnect))
         }
     }
 

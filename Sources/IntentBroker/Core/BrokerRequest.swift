@@ -46,6 +46,14 @@ struct BrokerRequest<Body> {
     var listeners: [(key: RequestKey, version: UInt8)] = []
     /// The client protocol version of the REQUEST (its answers use the same).
     var version: UInt8 = 1
+    /// The client's CURVE public key (empty without CURVE): a CANCEL from the same key finds the request after a
+    /// reconnect.
+    var identity: [UInt8] = []
+    /// The client sent CANCEL while a job ran: the job's RESULT ends the request (a lifecycle goes no further), or
+    /// the cancel grace period does (PROTOCOL.md 4.10.2).
+    var cancelRequested = false
+    /// The worker answered the cancelled job `cancelled`: the handler stopped cleanly.
+    var stoppedCleanly = false
 
     var isQueued: Bool {
         if case .queued = state { return true }
