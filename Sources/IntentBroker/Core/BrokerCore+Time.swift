@@ -45,9 +45,6 @@ extension BrokerCore {
                 request.firstReplySent = true
                 requests[request.id] = request
                 sendProgress(request, to: request.key, version: request.version, now: now)
-                for listener in request.listeners {
-                    sendProgress(request, to: listener.key, version: listener.version, now: now)
-                }
             }
             // The hard limit is acted on a margin early too, so that every request ends within it (rule 5).
             setTimer(.hardLimit, at: request.arrival + hardLimitNanos - replyMargin(hardLimitNanos), for: request.id)
@@ -55,6 +52,8 @@ extension BrokerCore {
             // The job, if one runs, is cancelled on its worker too (section 4.10.2); it keeps its slot until answered.
             cancelJob(of: request)
             fail(request.id, .timeout, "the request did not finish within the hard limit", now: now)
+        case .listenerDeadline:
+            listenerDeadlines(request, now: now)
         case .cancelGrace:
             guard request.cancelRequested else { return }
             statistics.cancelledRequests += 1
@@ -118,6 +117,35 @@ extension BrokerCore {
         }
         for worker in workers.values.sorted(by: { $0.id < $1.id }) {
             actions.append(.control(routingID: worker.routingID, version: worker.version, .disconnect))
+        }
+    }
+
+    /// The duplicates attached to `request` whose deadline has come: a progress reply each, or `busy` for those the
+    /// operation has not started for by then (they leave it; rule 2 of section 6.3).
+    private mutating func listenerDeadlines(_ request: BrokerRequest<Body>, now: UInt64) {
+        var listeners = request.listeners
+        var shed: [Listener] = []
+        listeners.removeAll { listener in
+            guard !listener.progressSent, listener.actAt <= now, !request.started else { return false }
+            shed.append(listener)
+            return true
+        }
+        for index in listeners.indices where !listeners[index].progressSent && listeners[index].actAt <= now {
+            listeners[index].progressSent = true
+            sendProgress(request, to: listeners[index].key, version: listeners[index].version, now: now)
+        }
+        requests[request.id]?.listeners = listeners
+        for listener in shed {
+            if !request.identity.isEmpty {
+                let byIdentity = RequestKey(client: request.identity, id: listener.key.id)
+                if identityRequestIDs[byIdentity] == request.id { identityRequestIDs.removeValue(forKey: byIdentity) }
+            }
+            statistics.shedRequests += 1
+            let busy = WireBody.error(.busy, "no worker could start the request before its deadline")
+            sendEnding(
+                ResultStore<Body>.Result(isError: true, phase: request.phase.name, payload: .bytes(busy)),
+                status: .error,
+                to: listener.key, version: listener.version, now: now)
         }
     }
 

@@ -170,7 +170,7 @@ struct BrokerCore<Body> {
         if let scope = request.idempotency { recordOutcome(of: request, scope, result: result, now: now) }
     }
 
-    private mutating func sendEnding(
+    mutating func sendEnding(
         _ result: ResultStore<Body>.Result, status: ClientReply<Body>.Status, to key: RequestKey, version: UInt8,
         now: UInt64
     ) {
