@@ -2,7 +2,8 @@
 CIPW02 READY is spoken to in CIPW02 (every message's F0, 9-frame JOBs with the request's idempotency key in F7 and
 the attempt in F8), while a CIPW01 worker of the same broker keeps getting 7-frame JOBs. The attempt counts the runs
 of a key whose earlier outcome is unknown (4.10.1): after `worker-lost` the retry is attempt 2; after a clean
-`cancelled` the key is as if unused. cip.PyWorker checks every message it gets against 5.13."""
+`cancelled` the next attempt runs at once; a request cancelled before its handle job went out leaves the key as
+if unused. cip.PyWorker checks every message it gets against 5.13."""
 
 from __future__ import annotations
 
@@ -155,9 +156,9 @@ def test_after_worker_lost_a_retry_with_the_key_is_attempt_2_on_another_worker(s
     assert (replay.status, replay.phase, replay.body, replay.flags) == ("final", "handle", final.body, b"replay")
 
 
-def test_a_clean_cancel_leaves_the_key_as_if_unused(spawn, broker):
-    """4.10.2: a handle job whose worker answered `cancelled` stopped cleanly: the key is as if unused, so the
-    retry is attempt 1 again."""
+def test_after_a_clean_cancel_the_next_attempt_runs_at_once(spawn, broker):
+    """4.10.1 and 4.10.2: a handle job whose worker answered `cancelled` (the handler stopped cleanly) runs no more,
+    so a retry with the key is not `busy`: it runs at once, as the next attempt (attempt numbers only grow)."""
     w = worker(spawn, broker)
     c = spawn.client(broker, version=2)
     k = key()
@@ -170,10 +171,30 @@ def test_a_clean_cancel_leaves_the_key_as_if_unused(spawn, broker):
     assert (ended.status, ended.code, ended.phase) == ("error", "cancelled", "handle")
     r2 = c.request("PyEcho", "handle", body(), deadline=10000, key=k)
     job2 = w.job()
-    assert (job2.key, job2.attempt) == (k, 1)
+    assert (job2.key, job2.attempt) == (k, 2)
     w.result(job2, "stop", handled(job2))
     final = c.ending(r2)
     assert final.status == "final" and final.flags == b""
+
+
+def test_a_cancel_while_queued_leaves_the_key_as_if_unused(spawn, broker):
+    """4.10.1: a request cancelled before any handle job went out leaves the key as if unused: the retry is
+    attempt 1."""
+    w = worker(spawn, broker)
+    c = spawn.client(broker, version=2)
+    blocker = c.request("PyEcho", "handle", body("blocker"), deadline=10000)
+    held = w.job()
+    k = key()
+    r1 = c.request("PyEcho", "handle", body(), deadline=10000, key=k)
+    c.cancel(r1)
+    assert c.ending(r1).code == "cancelled"
+    w.result(held, "stop", handled(held))
+    assert c.ending(blocker).status == "final"
+    r2 = c.request("PyEcho", "handle", body(), deadline=10000, key=k)
+    job = w.job()
+    assert (job.key, job.attempt) == (k, 1)
+    w.result(job, "stop", handled(job))
+    assert c.ending(r2).status == "final"
 
 
 def test_a_cancel_the_worker_did_not_confirm_leaves_the_outcome_unknown(spawn):
