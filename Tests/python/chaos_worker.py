@@ -56,6 +56,10 @@ def main() -> None:
     parser.add_argument("--capacity", type=int, default=2)
     parser.add_argument("--heartbeat-ms", type=int, default=1000)
     parser.add_argument("--max-ms", type=int, default=300)
+    # Fault injection, to see the chaos test fail: with this probability a handle job blocks the whole worker (no
+    # heartbeats, nothing read) for stall-ms while its handler runs, so that the broker declares a live worker dead.
+    parser.add_argument("--stall-probability", type=float, default=0.0)
+    parser.add_argument("--stall-ms", type=int, default=0)
     args = parser.parse_args()
 
     interval = args.heartbeat_ms / 1000.0
@@ -159,6 +163,8 @@ def main() -> None:
                "socket_gen": generation}
         if job["phase"] == "handle":
             log.write("start", job)  # on disk before the handler starts
+            if args.stall_ms and rng.random() < args.stall_probability:
+                time.sleep(args.stall_ms / 1000.0)
         job["done_at"] = time.monotonic() + rng.uniform(0, args.max_ms / 1000.0)
         running[job_id] = job
 

@@ -12,6 +12,10 @@ the RESULT; the test records the time of every kill (after the process is reaped
     body is the final's, byte for byte;
 (c) the attempt numbers of a key's starts are strictly increasing, and the final reply comes from the last one.
 
+To see it fail: CHAOS_WORKER_ARGS="--stall-probability 0.05 --stall-ms 2500" makes some workers block for longer
+than the broker's liveness while a handler runs; the broker then (rightly, 6.7) declares them lost, the retry runs
+the key again on another worker while the first run goes on, and (a) reports the overlap.
+
 Assumption: a live worker is never declared dead (a handle job on a worker that is only slow would run again after
 `worker-lost`, which CIP allows, 6.7 and 7.1). The workers heartbeat from a loop that never blocks, and the broker's
 liveness here is 3 x 500 ms.
@@ -58,7 +62,8 @@ class Workers:
         self.started += 1
         name = f"chaos-{self.started}-{uuid.uuid4().hex[:6]}"
         args = [sys.executable, str(WORKER_SCRIPT), "--broker", self.broker.backend, "--name", name,
-                "--log", str(self.log_path), "--heartbeat-ms", str(HB), "--capacity", "2", "--max-ms", "300"]
+                "--log", str(self.log_path), "--heartbeat-ms", str(HB), "--capacity", "2", "--max-ms", "300",
+                *os.environ.get("CHAOS_WORKER_ARGS", "").split()]
         p = cluster.Proc(name, args, self.spawn.run_dir)
         p.stop_timeout = 1.0
         self.spawn.procs.append(p)
