@@ -207,6 +207,40 @@ def test_a_cancelled_lifecycle_stops_between_phases(spawn, broker, version):
     assert c.ending(later).status == "final"
 
 
+def test_a_lifecycle_whose_next_phase_waits_in_the_queue_ends_at_once(spawn, broker):
+    """4.10.2: a CANCEL while the next phase of a lifecycle waits in the queue ends the request at once. The only
+    worker drains after taking resolve (8.1: no more jobs for it), so the confirm job has to wait."""
+    w = worker(spawn, broker)
+    c = spawn.client(broker, version=2)
+    rid = c.request("PyEcho", "lifecycle", body(), deadline=10000)
+    resolve = w.job()
+    w.drain()
+    w.next(lambda m: m.command == "DRAIN")  # acknowledged: no JOB is on its way any more (5.5)
+    w.result(resolve, "continue", with_phase(resolve.body, "resolve", {}))
+    assert wait_for(c, rid, lambda s: s.status == "progress" and s.json["phase"] == "confirm").json["state"] == "queued"
+    c.cancel(rid)
+    ended = c.ending(rid)
+    assert (ended.status, ended.code, ended.phase) == ("error", "cancelled", "confirm")
+    # A new worker gets a new request's job, never the cancelled confirm.
+    w2 = worker(spawn, broker)
+    later = c.request("PyEcho", "resolve", body("later"), deadline=10000)
+    job = w2.job()
+    assert (job.phase, job.json["intent"]["parameters"]["text"]) == ("resolve", "later")
+    w2.result(job, "stop", with_phase(job.body, "resolve", {}))
+    assert c.ending(later).status == "final"
+
+
+def wait_for(c, rid, predicate, timeout: float = 10.0):
+    """STATUS until its answer satisfies predicate (observable state, not a fixed sleep)."""
+    end = time.monotonic() + timeout
+    while True:
+        s = status_of(c, rid)
+        if predicate(s):
+            return s
+        assert time.monotonic() < end, f"STATUS of {rid!r} never got there: {s}"
+        time.sleep(0.01)
+
+
 # -- the hard limit ----------------------------------------------------------------------------------------------
 
 
