@@ -33,6 +33,8 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 import cip
 import cluster
 
@@ -94,6 +96,7 @@ def body(i: int) -> bytes:
     return cip.encode({"intent": {"type": "Chaos", "parameters": {"n": i}}})
 
 
+@pytest.mark.chaos
 def test_keys_survive_killed_workers(spawn, capsys):
     rng = random.Random()
     broker = spawn.broker(heartbeat_ms=HB)
