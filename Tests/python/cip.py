@@ -494,8 +494,9 @@ class Client:
                 violation(phase in JOB_PHASES, f"{code} ends an accepted request: F4 is a job phase (4.5)", frames)
             if code == "worker-lost":
                 violation(phase == "handle", "worker-lost is for handle jobs only (6.7)", frames)
-            if code in ("idempotency-conflict", "cancelled"):
-                violation(frames[0] == CIPC2, f"{code} exists only in version 02 (4.10)", frames)
+            if code == "idempotency-conflict" and command == "REPLY":
+                # (cancelled may reach a CIPC01 answer: a CIPC01 request cancelled by a CANCEL of its connection)
+                violation(frames[0] == CIPC2, "idempotency-conflict answers a version-02 REQUEST (4.10.1)", frames)
         return Message(frames, command, rid, status, phase, body, json.loads(body), flags)
 
     def _account(self, m: Message) -> None:

@@ -346,3 +346,19 @@ def test_malformed_cancel_changes_nothing(spawn, broker):
     assert c.status_answer(rid).code == "malformed"
     w.result(job, "stop", handled(job))
     assert c.ending(rid).status == "final"
+
+
+def test_a_cipc01_request_cancelled_from_its_connection_ends_in_version_01(spawn, broker):
+    """The request is found by routing id and request id (4.10.2), whatever version its REQUEST had; its ending
+    answers the REQUEST, so it comes in the REQUEST's version (4.10: each message is answered in its version)."""
+    w = worker(spawn, broker)
+    c = spawn.client(broker, version=2)
+    rid = b"v1-request"
+    c.send_raw([CIPC, b"REQUEST", rid, b"PyEcho", b"handle", b"10000", body()], expect="REPLY", rid=rid)
+    job = w.job()
+    c.cancel(rid)
+    w.cancel_of(job)
+    w.cancelled(job)
+    ended = c.ending(rid)
+    assert ended.frames[0] == CIPC and len(ended.frames) == 6
+    assert (ended.status, ended.code) == ("error", "cancelled")
