@@ -32,7 +32,6 @@ import Testing
         let output = await Self.runAndCancel("sleep", phase: .handle, probe: StallProbe())
         #expect(output.outcome == .cancelled)
         #expect(output.json == Self.cancelledBody)
-        #expect(output == JobOutput.cancelled)
     }
 
     @Test(arguments: [IntentPhase.resolve, .confirm])
@@ -55,6 +54,7 @@ import Testing
         let output = await Self.runAndCancel("onCancel", phase: .handle, probe: probe)
         #expect(probe.onCancelRan)
         #expect(output.outcome == .cancelled)
+        #expect(output.json == Self.cancelledBody)
     }
 
     @Test func aCancellationErrorWithoutACancellationKeepsTheUsualFailures() async throws {
@@ -83,7 +83,8 @@ import Testing
             return await provider.run(intentType: "Stall", phase: .handle, body: body, context: HandlerContext())
         }
         let output = await job.value
-        #expect(output == JobOutput.cancelled)
+        #expect(output.outcome == .cancelled)
+        #expect(output.json == Self.cancelledBody)
         #expect(probe.handlersMade == 0)
     }
 
@@ -96,7 +97,8 @@ import Testing
         lifecycle.cancel()
         let result = await lifecycle.value
         #expect(result.phase == .confirm)
-        #expect(result.output == JobOutput.cancelled)
+        #expect(result.output.outcome == .cancelled)
+        #expect(result.json == Self.cancelledBody)
         #expect(probe.handlersMade == 2)  // resolve and confirm; handle never ran
     }
 }
