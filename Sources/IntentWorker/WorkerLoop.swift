@@ -101,7 +101,14 @@ final class WorkerLoop: @unchecked Sendable {
         monitor?.close()
         monitor = nil
         generation += 1
-        // The jobs of the old connection can no longer be cancelled by the broker: their RESULTs are dropped.
+        // The jobs of the old connection are over for the broker (re-dispatched, or ended `worker-lost` with their
+        // outcome unknown, so a keyed retry may run elsewhere): their RESULTs are dropped, and their handlers are
+        // cancelled so that an attempt does not go on beside its retry (PROTOCOL.md 7.1).
+        if !runningTasks.isEmpty {
+            logger.warning(
+                "cancelling the jobs of a lost connection", metadata: ["jobs": "\(runningTasks.count)"])
+            for task in runningTasks.values { task.cancel() }
+        }
         runningTasks.removeAll()
         do {
             let socket = try ZMQSocket(context: context, type: .dealer)
