@@ -97,6 +97,24 @@ print(
     f"{int(meta.get('idle_worker_rss_kb', 0)) / 1024:.1f} MiB"
 )
 
+plain_rounds = [figures(load(f"echo_plain_r{r}")) for r in (1, 2, 3)]
+key_rounds = [figures(load(f"echo_keys_r{r}")) for r in (1, 2, 3)]
+if all(plain_rounds) and all(key_rounds):
+    print()
+    print("Idempotency keys (a fresh key on every echo request, `concierge load --idempotency`), rounds alternating with")
+    print("plain echo on the same broker and workers, 100 in flight:")
+    print()
+    print("| round | plain req/s | keyed req/s | keyed / plain | plain p50 µs | keyed p50 µs |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for index, (plain, keyed) in enumerate(zip(plain_rounds, key_rounds), start=1):
+        print(
+            f"| {index} | {fmt(plain['rps'])} | {fmt(keyed['rps'])} | {keyed['rps'] / plain['rps']:.2f}× | "
+            f"{fmt(plain['p50'])} | {fmt(keyed['p50'])} |"
+        )
+    total_plain = sum(r["rps"] for r in plain_rounds)
+    total_keyed = sum(r["rps"] for r in key_rounds)
+    print(f"| all | {fmt(total_plain / 3)} | {fmt(total_keyed / 3)} | {total_keyed / total_plain:.2f}× | | |")
+
 echo = figures(load("echo_100"))
 echo_lat = figures(load("echo_lat"))
 print()
