@@ -3,8 +3,8 @@
 // Input: FuzzInput.message. Options: bit 0 small limits (max body 64, hard limit 1000 ms, max frames 8), bits 1-2
 // frames the receiver "dropped" (0-3).
 //
-// Invariants: decoding never traps; a decoded command (CIPC01, or CIPC02 with its idempotency key) agrees with its
-// frames and decodes again the same after being written out anew; an error names a check of 4.8, a code that check may give, echoes only what 4.8 allows, and has a
+// Invariants: decoding never traps; a decoded command (CIPC01, or CIPC02 with its idempotency key and CANCEL) agrees
+// with its frames and decodes again the same after being written out anew; an error names a check of 4.8, a code that check may give, echoes only what 4.8 allows, and has a
 // short message and an error body that is valid JSON with the same code and message.
 
 import ConciergeJSON
@@ -71,6 +71,10 @@ func checkDecoded(
         invariant((1...255).contains(id.count), "STATUS id")
     case .ping:
         invariant(frames[1] == FuzzInput.ascii("PING"), "PING")
+    case .cancel(let id):
+        // Version 02 only: exactly [CIPC02, CANCEL, request id].
+        invariant(v2 && frames.count == 3 && frames[1] == FuzzInput.ascii("CANCEL") && id == frames[2], "CANCEL")
+        invariant((1...255).contains(id.count), "CANCEL id")
     }
 }
 
@@ -94,7 +98,12 @@ func checkError(_ error: ClientMessageError, frames: [[UInt8]], dropped: Int, li
     } else {
         invariant(error.phase == nil, "F4 set on check \(error.check)")
     }
-    invariant((error.answer == .status) == (error.check == 4 && frames[1] == FuzzInput.ascii("STATUS")), "answer")
+    // A malformed STATUS, or a malformed CANCEL of version 02, is answered as a STATUS answer.
+    let answeredAsStatus =
+        frames.count >= 2
+        && (frames[1] == FuzzInput.ascii("STATUS")
+            || (frames[0] == FuzzInput.ascii("CIPC02") && frames[1] == FuzzInput.ascii("CANCEL")))
+    invariant((error.answer == .status) == (error.check == 4 && answeredAsStatus), "answer")
     if error.check == 1 {
         let count = frames.count + dropped
         invariant(count < 2 || count > limits.maxFrames || dropped > 0, "check 1 on \(count) frames")

@@ -3,8 +3,9 @@
 //
 // Input: FuzzInput.message. Options: bits 0-1 frames the receiver "dropped" (0-3).
 //
-// Invariants: decoding never traps; a decoded JOB agrees with its frames; an error carries a job id exactly when the
-// message is a JOB with an 8-byte F2 (checks W3-W7), never for W1 and W2.
+// Invariants: decoding never traps; a decoded JOB (CIPW01, or CIPW02 with its key and attempt) or CANCEL agrees with
+// its frames; an error carries a job id exactly when the message is a JOB with an 8-byte F2 (checks W3-W7), never
+// for W1 and W2 (nor for a malformed CANCEL).
 
 import IntentWire
 
@@ -17,10 +18,19 @@ public func fuzzJobFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     switch outcome {
     case .success(let command):
-        invariant(frames.count >= 2 && frames[0] == FuzzInput.ascii("CIPW01"), "signature")
+        let v2 = frames.count >= 2 && frames[0] == FuzzInput.ascii("CIPW02")
+        invariant(frames.count >= 2 && (frames[0] == FuzzInput.ascii("CIPW01") || v2), "signature")
         switch command {
         case .job(let job):
-            invariant(dropped == 0 && frames.count == 7 && frames[1] == FuzzInput.ascii("JOB"), "JOB frames")
+            invariant(dropped == 0 && frames.count == (v2 ? 9 : 7) && frames[1] == FuzzInput.ascii("JOB"), "JOB frames")
+            invariant(job.version == (v2 ? 2 : 1), "version")
+            if v2 {
+                // Version 02: F7 the key (at most 255 bytes, empty is none), F8 the attempt (a decimal, at least 1).
+                invariant(frames[7].count <= 255 && job.idempotencyKey == (frames[7].isEmpty ? nil : frames[7]), "key")
+                invariant(job.attempt >= 1 && Int(String(decoding: frames[8], as: UTF8.self)) == job.attempt, "attempt")
+            } else {
+                invariant(job.idempotencyKey == nil && job.attempt == 1, "a key or an attempt in version 01")
+            }
             invariant(job.jobID == frames[2] && job.jobID.count == 8, "job id")
             invariant(FuzzInput.ascii(job.intentType) == frames[3] && (1...255).contains(frames[3].count), "type")
             invariant(job.phase != .lifecycle && FuzzInput.ascii(job.phase.description) == frames[4], "phase")
@@ -29,13 +39,17 @@ public func fuzzJobFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         case .heartbeat: invariant(frames[1] == FuzzInput.ascii("HEARTBEAT"), "HEARTBEAT")
         case .drain: invariant(frames[1] == FuzzInput.ascii("DRAIN"), "DRAIN")
         case .disconnect: invariant(frames[1] == FuzzInput.ascii("DISCONNECT"), "DISCONNECT")
+        case .cancel(let jobID):
+            invariant(v2 && frames.count == 3 && frames[1] == FuzzInput.ascii("CANCEL"), "CANCEL frames")
+            invariant(jobID == frames[2] && jobID.count == 8, "CANCEL job id")
         case .error(let code, let message):
             invariant(frames[1] == FuzzInput.ascii("ERROR"), "ERROR")
             invariant(code.utf8.count <= 200 && message.utf8.count <= 13_000, "ERROR text is not cut")
         }
     case .failure(let error):
         invariant((1...7).contains(error.check) && error.code == .malformed, "check \(error.check)")
-        let isJob = frames.count >= 2 && frames[0] == FuzzInput.ascii("CIPW01") && frames[1] == FuzzInput.ascii("JOB")
+        let signed = frames.count >= 2 && (frames[0] == FuzzInput.ascii("CIPW01") || frames[0] == FuzzInput.ascii("CIPW02"))
+        let isJob = signed && frames[1] == FuzzInput.ascii("JOB")
         let usableID = isJob && frames.count >= 3 && frames[2].count == 8
         invariant((error.jobID != nil) == usableID, "job id answered: \(error.jobID != nil), usable: \(usableID)")
         if let id = error.jobID { invariant(id == frames[2], "job id") }

@@ -22,12 +22,14 @@ public func fuzzWorkerFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     switch outcome {
     case .success(let command):
         invariant(dropped == 0 && frames.count >= 2 && frames.count <= limits.maxFrames, "frame count")
-        invariant(frames[0] == FuzzInput.ascii("CIPW01"), "signature")
+        let version: UInt8 = frames[0] == FuzzInput.ascii("CIPW02") ? 2 : 1
+        invariant(frames[0] == FuzzInput.ascii("CIPW01") || version == 2, "signature")
         let isReady = frames[1] == FuzzInput.ascii("READY")
         switch command {
         case .ready(let ready):
             invariant(isReady && frames.count >= 5, "READY frames")
             invariant((1...1000).contains(ready.capacity), "capacity \(ready.capacity)")
+            invariant(ready.version == version, "READY's version is its signature's")
             invariant(Int(String(decoding: frames[2], as: UTF8.self)) == ready.capacity, "capacity text")
             invariant(ready.name == frames[3] && (1...255).contains(ready.name.count) && ready.name[0] != 0, "name")
             invariant(FuzzInput.isUTF8(ready.name), "name is not UTF-8")
@@ -38,7 +40,7 @@ public func fuzzWorkerFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
             }
             let again =
                 [
-                    FuzzInput.ascii("CIPW01"), FuzzInput.ascii("READY"), FuzzInput.ascii(String(ready.capacity)),
+                    frames[0], FuzzInput.ascii("READY"), FuzzInput.ascii(String(ready.capacity)),
                     ready.name,
                 ]
                 + ready.intentTypes
@@ -57,6 +59,7 @@ public func fuzzWorkerFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
                 switch String(decoding: frames[3], as: UTF8.self) {
                 case "continue": .continue
                 case "error": .error
+                case "cancelled": .cancelled
                 default: .stop
                 }
             invariant(result.outcome == outcome, "outcome")

@@ -101,6 +101,9 @@ client = {
     "request-v2-no-key": ["CIPC02", "REQUEST", "k-2", "Echo", "handle", "", echo, ""],
     "request-v2-seven-frames": ["CIPC02", "REQUEST", "k-3", "Echo", "handle", "", echo],
     "ping-v2": ["CIPC02", "PING"],
+    "cancel-v2": ["CIPC02", "CANCEL", "k-1"],
+    "cancel-v2-no-id": ["CIPC02", "CANCEL"],
+    "cancel-v1": ["CIPC01", "CANCEL", "k-1"],
 }
 for name, frames in client.items():
     write("ClientFrames", name, message(0, frames))
@@ -128,6 +131,8 @@ worker = {
     "disconnect-unregistered": (0, [W, "DISCONNECT"]),
     "unknown-command": (1, [W, "FROB"]),
     "other-version": (1, ["CIPW09", "READY", "1", "rogue", "Echo"]),
+    "ready-v2": (0, ["CIPW02", "READY", "4", "worker-v2", "Echo", "SendPayment"]),
+    "result-v2-cancelled": (1, ["CIPW02", "RESULT", job(10), "cancelled", {"code": "cancelled", "message": "the handler stopped: the job was cancelled"}]),
 }
 for name, (options, frames) in worker.items():
     write("WorkerFrames", name, message(options, frames))
@@ -146,6 +151,12 @@ jobs = {
     "drain-12.7": [W, "DRAIN"],
     "disconnect": [W, "DISCONNECT"],
     "error-12.6": [W, "ERROR", "malformed", "READY takes CIPW01, READY, capacity (1-1000), name, and one frame per intent type"],
+    "job-v2-keyed": ["CIPW02", "JOB", job(10), "SendPayment", "handle", "2900", sp1, "7f3a-pay-42", "2"],
+    "job-v2-no-key": ["CIPW02", "JOB", job(11), "Echo", "resolve", "2900", echo, "", "1"],
+    "job-v2-seven-frames": ["CIPW02", "JOB", job(12), "Echo", "handle", "500", echo],
+    "job-v2-attempt-zero": ["CIPW02", "JOB", job(13), "Echo", "handle", "500", echo, "k", "0"],
+    "cancel-v2": ["CIPW02", "CANCEL", job(10)],
+    "cancel-v1": [W, "CANCEL", job(10)],
 }
 for name, frames in jobs.items():
     write("JobFrames", name, message(0, frames))

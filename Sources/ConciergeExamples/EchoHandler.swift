@@ -13,8 +13,12 @@ import Synchronization
 ///
 /// In `delayPhase` (handle when absent) it waits `delayMs` (cancellable `Task.sleep`), then burns `cpuMs` of CPU in
 /// a busy loop, then throws `failWith` if set. Every phase method counts itself in ``jobsSeen``; confirm and handle
-/// answer data `{"text", "pid", "instance", "jobsSeen", "worker"}`. With fresh handlers per job, `instance` differs
-/// between jobs and `jobsSeen` is always 1.
+/// answer data `{"text", "pid", "instance", "jobsSeen", "worker", "attempt"}`, plus `"idempotencyKey"` when the job
+/// carries one (``HandlerContext/attempt`` and ``HandlerContext/idempotencyKey``: what the handler saw, for tests of
+/// keyed requests). With fresh handlers per job, `instance` differs between jobs and `jobsSeen` is always 1.
+///
+/// Cancellation: the delay is a cancellable `Task.sleep`, so a cancelled job stops there (answered `cancelled`);
+/// the CPU burn does not look at cancellation.
 ///
 /// Resolution: the default for every parameter (durations outside the declared 0...600000 never reach the handler:
 /// validation answers `out-of-range`). The path without delay is kept cheap: no formatters, a handful of
@@ -63,13 +67,16 @@ public final class EchoHandler: IntentHandler {
     }
 
     private func proof(_ intent: EchoIntent, _ context: HandlerContext, _ count: Int) -> [String: JSONValue] {
-        [
+        var data: [String: JSONValue] = [
             "text": intent.text.map { .string($0) } ?? .null,
             "pid": .int(Self.pid),
             "instance": .int(Int64(instance)),
             "jobsSeen": .int(Int64(count)),
             "worker": .string(context.workerName),
+            "attempt": .int(Int64(context.attempt)),
         ]
+        if let key = context.idempotencyKey { data["idempotencyKey"] = .string(key) }
+        return data
     }
 
     private func act(in phase: EchoPhase, intent: EchoIntent) async throws {

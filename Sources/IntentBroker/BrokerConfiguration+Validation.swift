@@ -19,7 +19,7 @@ extension BrokerConfiguration {
         }
         guard maxReplyMargin >= .zero, workerGracePeriod >= .zero, shutdownGracePeriod >= .zero, resultTTL >= .zero,
             startupGracePeriod >= .zero, shutdownLinger >= .zero, peerWarningInterval >= .zero,
-            idempotencyTTL >= .zero
+            idempotencyTTL >= .zero, cancelGracePeriod >= .zero
         else {
             throw refuse("durations must not be negative")
         }

@@ -58,6 +58,9 @@ public struct BrokerConfiguration: Sendable {
     public var maxIdempotencyRecords: Int
     /// At most this many bytes of ended idempotency records (scopes and stored replies) are kept.
     public var idempotencyMemory: Int
+    /// After a client's CANCEL reaches a running job, how long the broker waits for its worker's RESULT (the handler
+    /// stopped, or finished first) before it answers `cancelled` with the job's outcome unknown (PROTOCOL.md 4.10.2).
+    public var cancelGracePeriod: Duration
     /// libzmq I/O threads.
     public var ioThreads: Int32
     /// CURVE encryption and authentication of clients and workers; nil: none (then only loopback and `ipc://`
@@ -90,6 +93,7 @@ public struct BrokerConfiguration: Sendable {
         idempotencyTTL: Duration = .seconds(24 * 3600),
         maxIdempotencyRecords: Int = 100_000,
         idempotencyMemory: Int = 256 << 20,
+        cancelGracePeriod: Duration = .seconds(1),
         ioThreads: Int32 = 1,
         curve: BrokerCurveConfiguration? = nil,
         allowInsecureEndpoints: Bool = false
@@ -116,6 +120,7 @@ public struct BrokerConfiguration: Sendable {
         self.idempotencyTTL = idempotencyTTL
         self.maxIdempotencyRecords = maxIdempotencyRecords
         self.idempotencyMemory = idempotencyMemory
+        self.cancelGracePeriod = cancelGracePeriod
         self.ioThreads = ioThreads
         self.curve = curve
         self.allowInsecureEndpoints = allowInsecureEndpoints

@@ -138,9 +138,9 @@ final class BrokerLoop: @unchecked Sendable {
                 request.idempotencyKey == nil
                 ? nil : message.withBytes(1 + ClientRequest.bodyIndex) { BodyFingerprint($0) }
             // A key's scope is the client's CURVE public key (the user id our ZAP handler gave it); without CURVE,
-            // one scope all clients share (PROTOCOL.md 4.10).
-            let identity =
-                request.idempotencyKey == nil ? [] : message.property(1, "User-Id").map { Array($0.utf8) } ?? []
+            // one scope all clients share (PROTOCOL.md 4.10). With CURVE it also lets a CANCEL from another
+            // connection of the same key find the request.
+            let identity = clientIdentity(message)
             let body = message.take(1 + ClientRequest.bodyIndex)
             core.request(
                 request, client: client, body: body, fingerprint: fingerprint, identity: identity,
@@ -149,9 +149,15 @@ final class BrokerLoop: @unchecked Sendable {
             core.status(client: client, requestID: id, version: Self.answerVersion(message), now: MonotonicTime.now())
         case .ping:
             core.ping(client: client, version: Self.answerVersion(message))
-        case .cancel:
-            break
+        case .cancel(let id):
+            core.cancel(client: client, requestID: id, identity: clientIdentity(message), now: MonotonicTime.now())
         }
+    }
+
+    /// The client's CURVE public key as our ZAP handler gave it (the message's `User-Id`), empty without CURVE.
+    private func clientIdentity(_ message: borrowing ZMQMultipart) -> [UInt8] {
+        guard sockets.zap != nil else { return [] }
+        return message.property(1, "User-Id").map { Array($0.utf8) } ?? []
     }
 
     /// The client protocol version a message's answers use: its signature's (1 when it is not one the broker
@@ -171,12 +177,24 @@ final class BrokerLoop: @unchecked Sendable {
                 try workerDecoder.decode(WireFrames(frames, dropped: dropped), isRegistered: registered)
             }
         } catch {
-            core.workerMessageRejected(routingID: routingID, error, now: MonotonicTime.now())
+            core.workerMessageRejected(
+                routingID: routingID, error, version: Self.workerVersion(message), now: MonotonicTime.now())
             return
         }
         var body: ZMQMessage?
-        if case .result = command { body = message.take(1 + WorkerResult.bodyIndex) }
-        core.workerMessage(command, from: routingID, resultBody: body, now: MonotonicTime.now())
+        var version: UInt8 = 1
+        switch command {
+        case .result: body = message.take(1 + WorkerResult.bodyIndex)
+        case .unregistered: version = Self.workerVersion(message)
+        default: break
+        }
+        core.workerMessage(command, from: routingID, resultBody: body, version: version, now: MonotonicTime.now())
+    }
+
+    /// The worker protocol version of a message's signature (1 when it is not one the broker speaks).
+    private static func workerVersion(_ message: borrowing ZMQMultipart) -> UInt8 {
+        guard message.count > 1 else { return 1 }
+        return message.withBytes(1) { WorkerMessageDecoder.version(ofSignature: $0) } ?? 1
     }
 
     // MARK: Actions out
@@ -192,7 +210,8 @@ final class BrokerLoop: @unchecked Sendable {
                 case .sendJob(let job): sendJob(job, remaining: index + 1)
                 case .reply(let reply): sendReply(reply)
                 case .pong(let client, let version): sendPong(client, version: version)
-                case .control(let routingID, let control): sendControl(control, to: routingID)
+                case .control(let routingID, let version, let control):
+                    sendControl(control, to: routingID, version: version)
                 }
                 index += 1
             }
@@ -209,14 +228,20 @@ final class BrokerLoop: @unchecked Sendable {
                 core.jobNotSentWorkerBlocked(job, now: now)
                 return
             }
-            try backend.send(CIP.workerSignature, more: true)
+            let version2 = job.version == 2
+            try backend.send(CIP.workerSignature(version: job.version), more: true)
             try backend.send(CIP.Worker.job, more: true)
             var id = job.jobID
             try withUnsafeBytes(of: &id) { _ = try backend.send($0, more: true) }
             try backend.send(job.intentType, more: true)
             try backend.send(job.phase.name, more: true)
             try backend.send(String(left), more: true)
-            try backend.send(job.body)
+            try backend.send(job.body, more: version2)
+            if version2 {
+                // Version 02 (section 5.13): F7 the idempotency key (empty for none), F8 the attempt.
+                try backend.send(job.idempotencyKey ?? [], more: true)
+                try backend.send(String(job.attempt))
+            }
         } catch {
             logger.debug(
                 "JOB not sent: worker unreachable", metadata: ["worker": "\(job.worker)", "error": "\(error)"])
@@ -263,11 +288,11 @@ final class BrokerLoop: @unchecked Sendable {
         }
     }
 
-    private func sendControl(_ control: WorkerControl, to routingID: [UInt8]) {
+    private func sendControl(_ control: WorkerControl, to routingID: [UInt8], version: UInt8) {
         let backend = sockets.backend
         do {
             guard try backend.send(routingID, more: true) else { return }
-            try backend.send(CIP.workerSignature, more: true)
+            try backend.send(CIP.workerSignature(version: version), more: true)
             switch control {
             case .heartbeat: try backend.send(CIP.Worker.heartbeat)
             case .drainAcknowledged: try backend.send(CIP.Worker.drain)
@@ -276,6 +301,9 @@ final class BrokerLoop: @unchecked Sendable {
                 try backend.send(CIP.Worker.error, more: true)
                 try backend.send(code.rawValue, more: true)
                 try backend.send(message)
+            case .cancel(var jobID):
+                try backend.send(CIP.Worker.cancel, more: true)
+                try withUnsafeBytes(of: &jobID) { _ = try backend.send($0) }
             }
         } catch {}
     }

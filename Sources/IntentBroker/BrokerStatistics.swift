@@ -12,6 +12,10 @@ public struct BrokerStatistics: Sendable, Equatable {
     public var replays = 0
     /// Ended idempotency records dropped before their time because a bound was reached (a retry of one runs again).
     public var idempotencyEvictions = 0
+    /// Requests ended `cancelled` by their client's CANCEL (issue 11).
+    public var cancelledRequests = 0
+    /// CANCELs sent to workers (a client's CANCEL of a running job, or the hard limit).
+    public var jobsCancelled = 0
     public var jobsDispatched = 0
     public var jobsRedispatched = 0
     public var workersRegistered = 0

@@ -1,4 +1,38 @@
 /// What a handler knows about the job it runs: passed to every phase method instead of globals.
+///
+/// ## Idempotency keys and attempts
+///
+/// A client may send a `handle` (or `lifecycle`) request with an idempotency key (`Schemas/PROTOCOL.md` section
+/// 4.10.1). The broker then runs the request's handle job once per key, and runs it again only when the earlier
+/// attempt's outcome is unknown (its worker was lost, the hard limit passed, ...). The handle job of such a new
+/// attempt carries the same ``idempotencyKey`` and an ``attempt`` of 2 or more. A handler with side effects should
+/// follow the Stripe pattern:
+///
+/// ```swift
+/// func handle(intent: SendPaymentIntent, context: HandlerContext) async throws
+///     -> HandleResponse<SendPaymentIntent>
+/// {
+///     // Attempt 2 or later: did an earlier attempt pay already?
+///     if let key = context.idempotencyKey, context.attempt >= 2,
+///         let earlier = try await payments.find(idempotencyKey: key)
+///     {
+///         return HandleResponse(code: .success, data: ["paymentId": .string(earlier.id)])
+///     }
+///     let payment = try await payments.send(intent, idempotencyKey: context.idempotencyKey)
+///     return HandleResponse(code: .success, data: ["paymentId": .string(payment.id)])
+/// }
+/// ```
+///
+/// On attempt 1 there is nothing to look up, so the fast path costs nothing; record the key with the effect (in the
+/// same transaction, or pass it on to a downstream API that takes idempotency keys) so that a later attempt finds it.
+///
+/// ## Cancellation
+///
+/// A job runs in a Swift `Task` that the worker cancels when the broker cancels the job (the client sent CANCEL, or
+/// the request's hard limit passed). `Task.isCancelled`, `Task.checkCancellation()`, `withTaskCancellationHandler`
+/// and cancellable awaits such as `Task.sleep` behave as usual. A handler that stops by throwing `CancellationError`
+/// while its job is cancelled is answered `cancelled` (it must not have done anything it cannot undo); a handler
+/// that returns a response anyway is answered with that response (a payment that went out is reported, not hidden).
 public struct HandlerContext: Sendable {
     /// The job id given by the broker (opaque; for logs).
     public var jobID: String
@@ -9,18 +43,34 @@ public struct HandlerContext: Sendable {
     /// When the request's deadline passes, if it has one. Past it the client has been told the request is still in
     /// progress; a long handle should answer ``HandleCode/inProgress`` well before.
     public var deadline: ContinuousClock.Instant?
+    /// The request's idempotency key, or nil when the client gave none (always nil for `resolve` and `confirm`, and
+    /// from a broker speaking `CIPW01`).
+    ///
+    /// The key is opaque bytes on the wire (at most 255). A key that is valid UTF-8 (every key sent by
+    /// `ConciergeClient`, UUIDs, ...) is given as that text; any other key is given as `0x` followed by its bytes in
+    /// lower-case hex (two digits a byte), which is lossless: see ``idempotencyKey(bytes:)``. See the discussion
+    /// above for how to use it with ``attempt``.
+    public var idempotencyKey: String?
+    /// The number of the attempt with ``idempotencyKey``: 1 for the first, 2 or more when the broker runs the request
+    /// again because the outcome of an earlier attempt is unknown. Always 1 without a key. From attempt 2 on, consult
+    /// your own records of the key before acting again (did attempt 1 already pay?).
+    public var attempt: Int
 
     /// Creates a context. The job runner sets ``phase`` to the phase it runs.
     public init(
         jobID: String = "",
         workerName: String = "",
         phase: IntentPhase = .resolve,
-        deadline: ContinuousClock.Instant? = nil
+        deadline: ContinuousClock.Instant? = nil,
+        idempotencyKey: String? = nil,
+        attempt: Int = 1
     ) {
         self.jobID = jobID
         self.workerName = workerName
         self.phase = phase
         self.deadline = deadline
+        self.idempotencyKey = idempotencyKey
+        self.attempt = attempt
     }
 
     /// Creates a context whose deadline is `timeLeft` from now (the broker sends the time left in each JOB).
@@ -32,5 +82,24 @@ public struct HandlerContext: Sendable {
     public var timeRemaining: Duration? {
         guard let deadline else { return nil }
         return deadline - .now
+    }
+
+    /// The text form of an idempotency key's bytes, as ``idempotencyKey`` gives it: the bytes as a string when they
+    /// are valid UTF-8, otherwise `0x` followed by every byte as two lower-case hex digits (`[0xFF, 0x01]` gives
+    /// `"0xff01"`). Nil for an empty key (no key).
+    ///
+    /// Two different keys give two different texts, unless a caller uses both a non-UTF-8 key and, as text, that
+    /// key's `0x` spelling.
+    public static func idempotencyKey(bytes: [UInt8]) -> String? {
+        guard !bytes.isEmpty else { return nil }
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = [0x30, 0x78]  // "0x"
+        hex.reserveCapacity(2 + bytes.count * 2)
+        for byte in bytes {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
 }

@@ -19,8 +19,10 @@ public struct LifecycleResult: Sendable {
 
 extension HandlerProvider {
     /// Runs resolve, then confirm, then handle, as the broker's `lifecycle` phase does, passing each phase's output
-    /// body to the next and stopping at the first outcome that is not ``JobOutcome/continue``.
-    /// For tests and tools that want handler behaviour without a broker or worker.
+    /// body to the next and stopping at the first outcome that is not ``JobOutcome/continue`` (``JobOutcome/stop``,
+    /// ``JobOutcome/error``, or ``JobOutcome/cancelled`` when the calling task is cancelled and a handler stops
+    /// for it, as the broker stops a cancelled lifecycle). For tests and tools that want handler behaviour without a
+    /// broker or worker.
     public func runLifecycle(intentType: String, body: [UInt8], context: HandlerContext = HandlerContext()) async
         -> LifecycleResult
     {

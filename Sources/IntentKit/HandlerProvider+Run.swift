@@ -11,7 +11,12 @@ extension HandlerProvider {
     /// - invalid JSON, a wrong shape, an intent type other than `intentType`, an unknown parameter or a value of the
     ///   wrong type give ``JobOutcome/error`` with `bad-body` (the message names the parameter);
     /// - a throwing resolve gives ``JobOutcome/error`` with `handler-failed`; a throwing confirm or handle gives a
-    ///   response with code `failure` and the error as `message` (outcome ``JobOutcome/stop``).
+    ///   response with code `failure` and the error as `message` (outcome ``JobOutcome/stop``);
+    /// - cancellation (`Schemas/PROTOCOL.md` section 5.13): when the task calling this is cancelled and the handler
+    ///   ends by throwing `CancellationError` (or the task was cancelled before the handler was made), the output is
+    ///   ``JobOutput/cancelled`` (outcome ``JobOutcome/cancelled``, error code `cancelled`). A handler that returns
+    ///   despite the cancellation is answered with what it returned, and one that throws `CancellationError` while
+    ///   its task is not cancelled fails as with any other error.
     /// - Parameters:
     ///   - intentType: The intent type of the job (frame F3 of the JOB).
     ///   - phase: The phase to run.

@@ -1,6 +1,12 @@
 import ConciergeJSON
 
 /// Runs one phase of one job for handler type `H` (the generic half of ``HandlerProvider/run``).
+///
+/// Cancellation (section 5.13): a job whose task is cancelled before its handler is made stops at once, and a
+/// handler that ends by throwing `CancellationError` while the task is cancelled gives ``JobOutcome/cancelled``
+/// (``JobOutput/cancelled``), whatever the phase. A `CancellationError` thrown by a handler whose task is not
+/// cancelled is a failure like any other error, and a handler that returns despite the cancellation is answered
+/// with what it returned.
 enum _JobRunner<H: IntentHandler> {
     typealias I = H.Intent
 
@@ -38,6 +44,9 @@ enum _JobRunner<H: IntentHandler> {
             }
         }
         let interaction = body.members
+        // Cancelled before the handler started (the broker cancelled the job while it waited to run): nothing has
+        // been done, so the job stops without running the handler at all.
+        if Task.isCancelled { return JobOutput.cancelled }
         let handler = factory()
         var output = interaction
         switch phase {
@@ -45,6 +54,8 @@ enum _JobRunner<H: IntentHandler> {
             let resolutions: Resolutions<I>
             do {
                 resolutions = try await handler.resolve(intent: intent, context: context)
+            } catch is CancellationError where Task.isCancelled {
+                return JobOutput.cancelled
             } catch {
                 return JobOutput(
                     error: IntentError(code: .handlerFailed, message: "resolve failed: \(describe(error))")
@@ -80,6 +91,8 @@ enum _JobRunner<H: IntentHandler> {
                     )
                     outcome = .stop
                 }
+            } catch is CancellationError where Task.isCancelled {
+                return JobOutput.cancelled
             } catch {
                 response = failure(describe(error))
                 outcome = .stop
@@ -100,6 +113,8 @@ enum _JobRunner<H: IntentHandler> {
                             "the handler answered handle code \"\(response.code)\", which \(I.intentType) does not declare"
                     )
                 }
+            } catch is CancellationError where Task.isCancelled {
+                return JobOutput.cancelled
             } catch {
                 response = HandleResponse(code: .failure, message: describe(error))
             }

@@ -9,6 +9,12 @@ import ZeroMQ
 /// away, and on graceful shutdown (SIGTERM) drains: it takes nothing new, finishes what it has, tells the broker
 /// it is leaving, and returns.
 ///
+/// It speaks `CIPW02` (`Schemas/PROTOCOL.md` section 5.13): handlers see a handle job's idempotency key and attempt
+/// in their ``HandlerContext``, and a CANCEL from the broker cancels the Swift `Task` running the job, so
+/// `Task.isCancelled`, `CancellationError` and `withTaskCancellationHandler` work in handlers as usual, whichever
+/// ``WorkerConfiguration/JobExecution`` runs them. A handler that stops by throwing `CancellationError` is answered
+/// `cancelled`; one that finishes anyway is answered with its result.
+///
 /// Handler authors get their own worker executable in a few lines:
 /// ```swift
 /// var provider = HandlerProvider()

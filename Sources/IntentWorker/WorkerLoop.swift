@@ -10,12 +10,20 @@ import ZeroMQ
 ///
 /// Every `var` below "Loop state" belongs to the thread owning the loop at the time; ``LoopRelay`` orders the
 /// hand-over of all of it.
+///
+/// The worker speaks `CIPW02` (`Schemas/PROTOCOL.md` section 5.13): every message it sends has that signature, and it
+/// accepts either signature from the broker. A JOB's idempotency key and attempt reach the handler's
+/// ``HandlerContext``; a CANCEL cancels the `Task` running the job (the job is still answered with exactly one
+/// RESULT: `cancelled` when the handler stopped for it, see ``HandlerProvider/run(intentType:phase:body:context:)``).
 final class WorkerLoop: @unchecked Sendable {
     struct Finished {
         let generation: Int
         let jobID: [UInt8]
         let output: JobOutput
     }
+
+    /// The signature of every message the worker sends: it speaks version 02 (section 5.13).
+    static let signature = CIP.workerSignatureV2
 
     let configuration: WorkerConfiguration
     let provider: HandlerProvider
@@ -48,6 +56,13 @@ final class WorkerLoop: @unchecked Sendable {
     private var handshakeExplanation: String?
     private var generation = 0
     private var running = 0
+    /// The tasks of the jobs running on the current connection, by job id (its 8 bytes as one number), so that a
+    /// CANCEL reaches them. An entry goes when its job's RESULT is sent (or dropped), and all go with the connection.
+    private var runningTasks: [UInt64: Task<Void, Never>] = [:]
+    /// Jobs a CANCEL reached while they ran.
+    private var cancelledJobs = 0
+    /// RESULTs with outcome `cancelled` (handlers that stopped for a CANCEL).
+    private var cancelledResults = 0
     private var draining = false
     /// The broker acknowledged DRAIN: every JOB it sent us has arrived.
     private var drainAcknowledged = false
@@ -86,6 +101,15 @@ final class WorkerLoop: @unchecked Sendable {
         monitor?.close()
         monitor = nil
         generation += 1
+        // The jobs of the old connection are over for the broker (re-dispatched, or ended `worker-lost` with their
+        // outcome unknown, so a keyed retry may run elsewhere): their RESULTs are dropped, and their handlers are
+        // cancelled so that an attempt does not go on beside its retry (PROTOCOL.md 7.1).
+        if !runningTasks.isEmpty {
+            logger.warning(
+                "cancelling the jobs of a lost connection", metadata: ["jobs": "\(runningTasks.count)"])
+            for task in runningTasks.values { task.cancel() }
+        }
+        runningTasks.removeAll()
         do {
             let socket = try ZMQSocket(context: context, type: .dealer)
             try socket.setOption(.routingID, string: configuration.name)
@@ -99,7 +123,7 @@ final class WorkerLoop: @unchecked Sendable {
                 events: ZMQMonitorEvent.Kind.handshakeFailures.union([.handshakeSucceeded, .disconnected]))
             try socket.connect(configuration.brokerEndpoint)
             var frames: [[UInt8]] = [
-                CIP.workerSignature.bytes, CIP.Worker.ready.bytes, Array(String(configuration.capacity).utf8),
+                Self.signature.bytes, CIP.Worker.ready.bytes, Array(String(configuration.capacity).utf8),
                 Array(configuration.name.utf8),
             ]
             frames += provider.intentTypes.map { Array($0.utf8) }
@@ -298,7 +322,7 @@ final class WorkerLoop: @unchecked Sendable {
                 continue
             }
             if later >= nextHeartbeat {
-                _ = try? socket.send(multipart: [CIP.workerSignature.bytes, CIP.Worker.heartbeat.bytes])
+                _ = try? socket.send(multipart: [Self.signature.bytes, CIP.Worker.heartbeat.bytes])
                 nextHeartbeat = later + heartbeatNanos
             }
         }
@@ -308,7 +332,7 @@ final class WorkerLoop: @unchecked Sendable {
     private func tearDown() {
         if let socket {
             sendFinished(socket)
-            _ = try? socket.send(multipart: [CIP.workerSignature.bytes, CIP.Worker.disconnect.bytes])
+            _ = try? socket.send(multipart: [Self.signature.bytes, CIP.Worker.disconnect.bytes])
             // Give libzmq a moment to flush the last frames before the socket closes with linger 0.
             try? socket.setOption(.linger, 1000)
             socket.close()
@@ -319,7 +343,8 @@ final class WorkerLoop: @unchecked Sendable {
             "worker stopped",
             metadata: [
                 "unfinished-jobs": "\(running)", "loop-hand-overs": "\(handOvers)",
-                "results-dropped": "\(droppedResults)",
+                "results-dropped": "\(droppedResults)", "jobs-cancelled": "\(cancelledJobs)",
+                "results-cancelled": "\(cancelledResults)",
             ])
     }
 
@@ -327,7 +352,7 @@ final class WorkerLoop: @unchecked Sendable {
         draining = true
         drainDeadline = MonotonicTime.now() + configuration.drainTimeout.nanoseconds
         logger.info("worker draining", metadata: ["running": "\(running)"])
-        if let socket { _ = try? socket.send(multipart: [CIP.workerSignature.bytes, CIP.Worker.drain.bytes]) }
+        if let socket { _ = try? socket.send(multipart: [Self.signature.bytes, CIP.Worker.drain.bytes]) }
     }
 
     /// Handles one message from the broker. Returns false when the connection was replaced.
@@ -359,8 +384,10 @@ final class WorkerLoop: @unchecked Sendable {
         switch command {
         case .job(let job):
             startJob(job, message: &message)
-        case .heartbeat, .cancel:
+        case .heartbeat:
             break  // liveness already refreshed
+        case .cancel(let jobID):
+            cancel(jobID)
         case .drain:
             drainAcknowledged = true
         case .disconnect:
@@ -387,7 +414,9 @@ final class WorkerLoop: @unchecked Sendable {
             jobID: Self.hex(jobID),
             workerName: configuration.name,
             phase: phase,
-            deadline: .now + .milliseconds(left)
+            deadline: .now + .milliseconds(left),
+            idempotencyKey: job.idempotencyKey.flatMap(HandlerContext.idempotencyKey(bytes:)),
+            attempt: job.attempt
         )
         logger.debug(
             "job started",
@@ -400,11 +429,37 @@ final class WorkerLoop: @unchecked Sendable {
             let output = await provider.run(intentType: intentType, phase: phase, body: body, context: context)
             self.post(Finished(generation: generation, jobID: jobID, output: output))
         }
+        // The table entry is made before this thread can see the job's result (sendFinished runs on the loop's
+        // thread after this returns), so it is always removed after it was made.
         if let executor {
-            Task(executorPreference: executor, operation: work)
+            runningTasks[Self.key(jobID)] = Task(executorPreference: executor, operation: work)
         } else {
-            Task.detached(operation: work)
+            runningTasks[Self.key(jobID)] = Task.detached(operation: work)
         }
+    }
+
+    /// CANCEL (section 5.13): cancels the task of a running job, which still answers with exactly one RESULT. A job
+    /// that was already answered (or whose result waits to be sent) or that this worker does not know is ignored.
+    ///
+    /// A handler's `withTaskCancellationHandler` `onCancel` runs here, on the loop's thread: it should be quick.
+    private func cancel(_ jobID: [UInt8]) {
+        guard let task = runningTasks[Self.key(jobID)] else {
+            logger.debug("CANCEL for a job not running here ignored", metadata: ["job": "\(Self.hex(jobID))"])
+            return
+        }
+        let answered = finished.withLock { $0.contains { $0.jobID == jobID } } || unsent.contains { $0.jobID == jobID }
+        guard !answered else {
+            logger.debug("CANCEL for a job already finished ignored", metadata: ["job": "\(Self.hex(jobID))"])
+            return
+        }
+        cancelledJobs += 1
+        logger.info("job cancelled", metadata: ["job": "\(Self.hex(jobID))"])
+        task.cancel()
+    }
+
+    /// A job id (8 bytes, which the decoder checks) as the key of ``runningTasks``.
+    private static func key(_ jobID: [UInt8]) -> UInt64 {
+        jobID.reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     /// Lower-case hex of a job id, two digits a byte (one allocation).
@@ -455,9 +510,10 @@ final class WorkerLoop: @unchecked Sendable {
                 running -= 1
                 continue
             }
+            runningTasks[Self.key(result.jobID)] = nil
             do {
                 // A message's first frame is refused when the queue is full; its later frames are then always taken.
-                guard try socket.send(CIP.workerSignature, more: true) else {
+                guard try socket.send(Self.signature, more: true) else {
                     unsent = Array(queue[index...])
                     return
                 }
@@ -465,6 +521,7 @@ final class WorkerLoop: @unchecked Sendable {
                 try socket.send(result.jobID, more: true)
                 try socket.send(result.output.outcome.name, more: true)
                 try socket.send(result.output.body)
+                if result.output.outcome == .cancelled { cancelledResults += 1 }
             } catch {
                 logger.error("could not send a result", metadata: ["error": "\(error)"])
             }

@@ -79,6 +79,12 @@ struct BrokerOptions: ParsableArguments {
     @Option(help: "Most bytes of ended idempotency records (scopes and stored replies) kept.")
     var idempotencyMemory: Int = Defaults.broker.idempotencyMemory
 
+    @Option(
+        help: """
+            After a CANCEL reaches a running job, how long its worker gets to answer (the handler stopped, or             finished first) before the request ends `cancelled` with the job's outcome unknown, in milliseconds.
+            """)
+    var cancelGraceMs: Int = Defaults.broker.cancelGracePeriod.wholeMilliseconds
+
     var configuration: BrokerConfiguration {
         BrokerConfiguration(
             frontendEndpoint: frontend,
@@ -100,7 +106,8 @@ struct BrokerOptions: ParsableArguments {
             startupGracePeriod: .milliseconds(startupGraceMs),
             idempotencyTTL: .seconds(idempotencyTtl),
             maxIdempotencyRecords: maxIdempotencyRecords,
-            idempotencyMemory: idempotencyMemory
+            idempotencyMemory: idempotencyMemory,
+            cancelGracePeriod: .milliseconds(cancelGraceMs)
         )
     }
 }

@@ -66,7 +66,7 @@ extension EndToEnd {
                 ["worker", "--broker", cluster.backend, "--name", "w1", "--capacity", "4", "--heartbeat-ms", "5000"]
             )
             let ready = try broker.receive()
-            #expect(ready?.prefix(4) == ["CIPW01", "READY", "4", "w1"])
+            #expect(ready?.prefix(4) == ["CIPW02", "READY", "4", "w1"])
 
             // Answered: a usable job id, whatever else is wrong.
             let answered: [[[UInt8]]] = [
@@ -87,7 +87,7 @@ extension EndToEnd {
             // Ignored: no usable job id, another signature, an unknown command. A good job afterwards is answered, and
             // its RESULT is the next message.
             try broker.send([Array("CIPW01".utf8), Array("JOB".utf8), [9, 9, 9]] + Array(Self.job(9).dropFirst(3)))
-            try broker.send([Array("CIPW02".utf8), Array("HEARTBEAT".utf8)])
+            try broker.send([Array("CIPW09".utf8), Array("HEARTBEAT".utf8)])
             try broker.send([Array("CIPW01".utf8), Array("FROB".utf8)])
             try broker.send(Self.job(6))
             let good = try broker.receive()
@@ -96,9 +96,9 @@ extension EndToEnd {
 
             // Drain: with nothing running, the worker leaves as soon as its DRAIN is acknowledged.
             cluster.signal("w1", SIGTERM)
-            #expect(try broker.receive() == ["CIPW01", "DRAIN"])
+            #expect(try broker.receive() == ["CIPW02", "DRAIN"])
             try broker.send([Array("CIPW01".utf8), Array("DRAIN".utf8)])
-            #expect(try broker.receive() == ["CIPW01", "DISCONNECT"])
+            #expect(try broker.receive() == ["CIPW02", "DISCONNECT"])
             #expect(await cluster.waitForExit("w1", seconds: 5) == 0)
         }
     }

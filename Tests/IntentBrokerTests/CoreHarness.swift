@@ -52,28 +52,43 @@ struct CoreHarness {
 
     // MARK: Events
 
-    mutating func register(_ name: String, capacity: Int = 1, types: [String] = ["Echo"]) {
-        let ready = WorkerReady(capacity: capacity, name: Array(name.utf8), intentTypes: types.map { Array($0.utf8) })
+    mutating func register(_ name: String, capacity: Int = 1, types: [String] = ["Echo"], version: UInt8 = 1) {
+        let ready = WorkerReady(
+            capacity: capacity, name: Array(name.utf8), intentTypes: types.map { Array($0.utf8) }, version: version)
         core.workerMessage(.ready(ready), from: Array(name.utf8), resultBody: nil, now: now)
         settle()
     }
 
     mutating func send(
         _ id: String, type: String = "Echo", phase: RequestPhase = .handle, deadlineMs: Int? = nil,
-        client: String = "c1", body: String = "{}", key: String? = nil
+        client: String = "c1", body: String = "{}", key: String? = nil, identity: String = ""
     ) {
         let request = ClientRequest(
             requestID: Array(id.utf8), intentType: Array(type.utf8), phase: phase, deadlineMilliseconds: deadlineMs,
             bodySize: body.utf8.count, idempotencyKey: key.map { Array($0.utf8) })
         core.request(
             request, client: Array(client.utf8), body: Array(body.utf8),
-            fingerprint: key == nil ? nil : BodyFingerprint(Array(body.utf8)), now: now)
+            fingerprint: key == nil ? nil : BodyFingerprint(Array(body.utf8)), identity: Array(identity.utf8), now: now)
         settle()
     }
 
     mutating func status(_ id: String, client: String = "c1") {
         core.status(client: Array(client.utf8), requestID: Array(id.utf8), now: now)
         settle()
+    }
+
+    /// The client sends CANCEL (version 02) for request `id`; `identity` stands for its CURVE public key.
+    mutating func cancel(_ id: String, client: String = "c1", identity: String = "") {
+        core.cancel(client: Array(client.utf8), requestID: Array(id.utf8), identity: Array(identity.utf8), now: now)
+        settle()
+    }
+
+    /// The request ids of the jobs the broker sent CANCEL for to `worker`, in order.
+    func cancels(to worker: String) -> [String] {
+        controls.compactMap { entry -> String? in
+            guard entry.worker == worker, case .cancel(let job) = entry.control else { return nil }
+            return jobRequest[job] ?? "?"
+        }
     }
 
     /// The worker answers its oldest job (or the one for request `id`).
@@ -155,7 +170,7 @@ struct CoreHarness {
                             status: reply.status, phase: reply.phase.description, body: body, isReplay: reply.isReplay))
                 case .pong(let client, _):
                     pongs.append(String(decoding: client, as: UTF8.self))
-                case .control(let routingID, let control):
+                case .control(let routingID, _, let control):
                     controls.append((String(decoding: routingID, as: UTF8.self), control))
                 }
             }

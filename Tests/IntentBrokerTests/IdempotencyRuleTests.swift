@@ -100,18 +100,51 @@ import Testing
         #expect(broker.delivered.count == 2)
     }
 
-    @Test func aDuplicateArrivingAfterTheProgressReplyGetsOneAtOnce() throws {
+    @Test func anAttachedDuplicateGetsItsProgressAtItsOwnDeadline() throws {
         var broker = try CoreHarness()
         broker.register("w1")
         broker.send("a", deadlineMs: 100, body: Self.payment, key: "k")
         broker.advance(ms: 100)
         #expect(broker.replies(to: "a").map(\.status) == [.progress])
-        broker.send("b", deadlineMs: 100, body: Self.payment, key: "k")
+        broker.send("b", deadlineMs: 500, body: Self.payment, key: "k")
+        #expect(broker.replies(to: "b").isEmpty)  // not before its own deadline
+        broker.advance(ms: 449)
+        #expect(broker.replies(to: "b").isEmpty)
+        broker.advance(ms: 1)  // 500 ms less the 50 ms margin
         #expect(broker.replies(to: "b").map(\.status) == [.progress])
         broker.advance(ms: 200)
         #expect(broker.replies(to: "b").count == 1)  // one progress reply, never two
         broker.answer("w1")
         #expect(broker.replies(to: "b").map(\.status) == [.progress, .final])
+    }
+
+    @Test func aDuplicateWithAShorterDeadlineGetsItsProgressFirst() throws {
+        var broker = try CoreHarness()
+        broker.register("w1")
+        broker.send("a", deadlineMs: 5000, body: Self.payment, key: "k")
+        broker.send("b", deadlineMs: 200, body: Self.payment, key: "k")
+        broker.advance(ms: 200)
+        #expect(broker.replies(to: "b").map(\.status) == [.progress])
+        #expect(broker.replies(to: "a").isEmpty)
+        broker.answer("w1")
+        #expect(broker.replies(to: "a").map(\.status) == [.final])
+        #expect(broker.replies(to: "b").map(\.status) == [.progress, .final])
+    }
+
+    @Test func aDuplicateWhoseDeadlinePassesBeforeTheOperationStartsIsShed() throws {
+        var broker = try CoreHarness()
+        broker.register("w1")
+        broker.send("holder", deadlineMs: 5000)
+        broker.send("a", deadlineMs: 5000, body: Self.payment, key: "k")  // queued behind the holder
+        broker.send("b", deadlineMs: 200, body: Self.payment, key: "k")
+        broker.advance(ms: 200)
+        #expect(broker.endings(of: "b").first?.code == "busy")
+        broker.status("b")
+        #expect(broker.replies.last?.code == "busy")  // kept for STATUS
+        broker.answer("w1")
+        broker.answer("w1", body: #"{"paid":true}"#)
+        #expect(broker.endings(of: "a").first?.status == .final)
+        #expect(broker.endings(of: "b").count == 1)
     }
 
     @Test func negativeIdempotencyBoundsAreRefusedAtStart() {

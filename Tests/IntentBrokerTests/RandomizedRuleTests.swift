@@ -4,8 +4,9 @@ import Testing
 
 @testable import IntentBroker
 
-/// Randomized event sequences: after every step the core's invariants hold (the harness checks them: queue counts,
-/// capacities, the request and worker tables, timers, attached duplicates and idempotency records), and in the end
+/// Randomized event sequences (with workers of both protocol versions, and CANCELs): after every step the core's
+/// invariants hold (the harness checks them: queue counts, capacities, the request and worker tables, timers,
+/// attached duplicates, idempotency records and requests being cancelled), and in the end
 /// every request (with or without an idempotency key) got exactly one ending, at most one progress before it, and no
 /// handle job ran twice.
 @Suite struct RandomizedRuleTests {
@@ -48,11 +49,13 @@ import Testing
                 sent.append((client, id))
             case 3, 4:
                 guard broker.jobs[worker]?.isEmpty == false else { continue }
-                let outcome = [WorkerResult.Outcome.continue, .stop, .error][choice / 3 % 3]
+                let outcome = [WorkerResult.Outcome.continue, .stop, .error, .cancelled][choice / 3 % 4]
                 broker.answer(worker, outcome: outcome)
             case 5:
                 broker.jobs[worker] = nil  // a new incarnation: the old one's jobs are gone with it
-                broker.register(worker, capacity: choice % 3 + 1, types: workerTypes[choice % 3])
+                broker.register(
+                    worker, capacity: choice % 3 + 1, types: workerTypes[choice % 3], version: UInt8(choice / 3 % 2 + 1)
+                )
             case 6:
                 if broker.core.isRegistered(Array(worker.utf8)) { broker.worker(worker, sends: .disconnect) }
             case 7:
@@ -71,6 +74,9 @@ import Testing
             default:
                 if choice % 9 == 0 {
                     broker.shutdown(finish: false)
+                } else if choice % 9 <= 3, !sent.isEmpty {
+                    let request = sent[choice % sent.count]
+                    broker.cancel(request.id, client: request.client)
                 } else if let request = sent.last {
                     broker.status(request.id, client: request.client)
                 }

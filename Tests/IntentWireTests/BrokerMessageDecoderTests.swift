@@ -41,7 +41,7 @@ import Testing
 
     @Test func messagesThatAreNotCIPW01OrHaveAnUnknownCommandAreIgnored() {
         let cases: [([[UInt8]], Int)] = [
-            ([], 1), (frames("CIPW01"), 1), (frames("CIPC01", "JOB"), 1), (frames("CIPW02", "HEARTBEAT"), 1),
+            ([], 1), (frames("CIPW01"), 1), (frames("CIPC01", "JOB"), 1), (frames("CIPW09", "HEARTBEAT"), 1),
             (frames("CIPW01", "FROB"), 2), (frames("CIPW01", "READY"), 2), (frames("CIPW01", "RESULT"), 2),
         ]
         for (message, check) in cases {

@@ -32,6 +32,10 @@ BASE = "https://concierge.example/schemas/"
 
 CIPC = b"CIPC01"
 CIPW = b"CIPW01"
+CIPC2 = b"CIPC02"  # section 4.10: idempotency keys, replay flags, CANCEL
+CIPW2 = b"CIPW02"  # section 5.13: JOB with key (F7) and attempt (F8), CANCEL to the worker, RESULT cancelled
+CLIENT_SIGNATURES = {1: CIPC, 2: CIPC2}
+WORKER_SIGNATURES = {1: CIPW, 2: CIPW2}
 JOB_PHASES = ("resolve", "confirm", "handle")
 REQUEST_PHASES = JOB_PHASES + ("lifecycle",)
 STATUSES = ("final", "progress", "error")
@@ -41,13 +45,15 @@ WORKER_ERROR_CODES = ("malformed", "unsupported-version", "unknown-command")  # 
 REPLY_CODES = {
     "malformed", "unsupported-version", "unknown-command", "bad-request-id", "bad-phase", "bad-deadline",
     "too-large", "duplicate-request", "unknown-intent", "busy", "timeout", "worker-lost", "handler-failed",
-    "bad-body", "shutting-down", "internal",
+    "bad-body", "shutting-down", "internal", "idempotency-conflict", "cancelled",
 }
 VALIDATION_CODES = {"unknown-parameter", "invalid-type", "out-of-range", "invalid-enum"}  # 5.11 step 4
 REPLY_CODES |= VALIDATION_CODES
 # A STATUS answer carries a stored error REPLY (6.4), or its own unknown-request / malformed.
 STATUS_CODES = {"malformed", "unknown-request", "unknown-intent", "busy", "timeout", "worker-lost", "handler-failed",
-                "bad-body", "shutting-down", "internal"} | VALIDATION_CODES
+                "bad-body", "shutting-down", "internal", "cancelled"} | VALIDATION_CODES
+# 4.10.1: a request ended before any worker ran it leaves no trace; cancelled (4.10.2) ends an accepted request.
+ACCEPTED_ENDING_CODES = ("timeout", "worker-lost", "handler-failed", "cancelled")
 
 
 class ProtocolViolation(AssertionError):
@@ -240,15 +246,20 @@ class Message:
     phase: str = ""
     body: bytes = b""
     json: Any = None
+    flags: bytes = b""  # F6 of a version-02 REPLY or STATUS answer (4.10): b"" or b"replay"
     received_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def version(self) -> int:
+        return 2 if self.frames[0] == CIPC2 else 1
 
     @property
     def code(self) -> str | None:
         return self.json.get("code") if self.status == "error" else None
 
     def __repr__(self) -> str:
-        return (f"<{self.command} {self.request_id!r} {self.status} {self.phase!r} "
-                f"{self.body[:300].decode('utf-8', 'replace')}>")
+        return (f"<{self.command}{' v2' if self.version == 2 else ''} {self.request_id!r} {self.status} "
+                f"{self.phase!r} {self.body[:300].decode('utf-8', 'replace')}{' ' + self.flags.decode() if self.flags else ''}>")
 
 
 _ids = itertools.count(1)
@@ -267,8 +278,10 @@ class Client:
     """
 
     def __init__(self, endpoint: str, routing_id: bytes | None = None, context: zmq.Context | None = None,
-                 schemas: Schemas = SCHEMA_SET):
+                 schemas: Schemas = SCHEMA_SET, version: int = 1):
         self.context = context or zmq.Context.instance()
+        self.version = version  # 1: CIPC01; 2: CIPC02 (section 4.10): REQUESTs carry a key, CANCEL is available
+        self.signature = CLIENT_SIGNATURES[version]
         self.socket = self.context.socket(zmq.DEALER)
         self.socket.setsockopt(zmq.LINGER, 0)
         if routing_id is not None:
@@ -282,6 +295,7 @@ class Client:
         self.owed_status: dict[bytes, int] = {}
         self.owed_pongs = 0
         self.owed_anonymous = 0                       # answers expected with an empty F2 (section 4.8)
+        self.tolerated_status: dict[bytes, int] = {}  # CANCELs that may or may not get a STATUS answer (a race)
         self.closed = False
 
     # -- sending ------------------------------------------------------------------------------------------
@@ -305,18 +319,47 @@ class Client:
         self.socket.send_multipart(frames)
 
     def request(self, intent_type: str | bytes, phase: str | bytes, body: Any, deadline: str | int | bytes = b"",
-                rid: bytes | None = None) -> bytes:
-        """Send a REQUEST (section 4.2); returns its request id."""
+                rid: bytes | None = None, key: bytes | str | None = None) -> bytes:
+        """Send a REQUEST (section 4.2; for a version-02 client with the idempotency key as F7, section 4.10,
+        empty for none); returns its request id."""
         rid = rid if rid is not None else new_id()
-        frames = [CIPC, b"REQUEST", rid, _b(intent_type), _b(phase), _b(deadline), encode(body)]
+        frames = [self.signature, b"REQUEST", rid, _b(intent_type), _b(phase), _b(deadline), encode(body)]
+        if self.version >= 2:
+            frames.append(_b(key) if key is not None else b"")
+        else:
+            assert key is None, "a CIPC01 REQUEST has no idempotency key (4.10)"
         self.send_raw(frames, expect="REPLY", rid=rid)
         return rid
 
     def status(self, rid: bytes) -> None:
-        self.send_raw([CIPC, b"STATUS", rid], expect="STATUS", rid=rid)
+        self.send_raw([self.signature, b"STATUS", rid], expect="STATUS", rid=rid)
 
     def ping(self) -> None:
-        self.send_raw([CIPC, b"PING"], expect="PONG")
+        self.send_raw([self.signature, b"PING"], expect="PONG")
+
+    def cancel(self, rid: bytes, answer: str = "auto") -> None:
+        """Send CIPC02 CANCEL (4.10.2). It has no answer of its own while the request is in flight (its ending REPLY
+        is the answer); for a request id the broker does not find in flight, a STATUS answer (the stored ending or
+        unknown-request). answer: "none" (in flight: no STATUS answer owed), "status" (one is owed), "maybe" (the
+        request may have ended just now: a STATUS answer is accepted but not owed), "auto": "none" when this client
+        still waits for the request's ending, else "status"."""
+        assert self.version >= 2, "CANCEL is version 02 (4.10)"
+        if answer == "auto":
+            answer = "none" if self.owed_replies.get(rid, 0) > 0 else "status"
+        if answer == "status":
+            self.send_raw([CIPC2, b"CANCEL", rid], expect="STATUS", rid=rid)
+            return
+        if answer == "maybe":
+            self.tolerated_status[rid] = self.tolerated_status.get(rid, 0) + 1
+        self.send_raw([CIPC2, b"CANCEL", rid])
+
+    def ending(self, rid: bytes, timeout: float = 15.0) -> Message:
+        """The final or error REPLY of rid, skipping a progress REPLY (safe to call with a short timeout: nothing
+        is lost when it times out)."""
+        m = self.next(lambda m: m.command == "REPLY" and m.request_id == rid and m.status != "progress", timeout,
+                      f"ending REPLY for {rid!r}")
+        self.inbox = [x for x in self.inbox if not (x.command == "REPLY" and x.request_id == rid)]
+        return m
 
     # -- receiving ----------------------------------------------------------------------------------------
 
@@ -403,14 +446,24 @@ class Client:
 
     def check(self, frames: list[bytes]) -> Message:
         violation(len(frames) >= 2, "a CIP message has at least 2 frames", frames)
-        violation(frames[0] == CIPC, "F0 of a message from the frontend is CIPC01 (9)", frames)
+        # A broker answers each message in the version it came in (4.10), so a version-02 client may get either;
+        # a CIPC01 client never sends version 02 and never gets it.
+        allowed = (CIPC,) if self.version == 1 else (CIPC, CIPC2)
+        violation(frames[0] in allowed, f"F0 of a message from the frontend is one of {allowed} (9, 4.10)", frames)
         command = frames[1].decode("ascii", "replace")
         violation(command in ("REPLY", "STATUS", "PONG"), f"the broker sends clients REPLY, STATUS or PONG only "
                   f"(4.1), not {command!r}", frames)
         if command == "PONG":
             violation(len(frames) == 2, "PONG has exactly 2 frames (4.7)", frames)
             return Message(frames, command)
-        violation(len(frames) == 6, f"{command} has exactly 6 frames (4.5, 4.6)", frames)
+        flags = b""
+        if frames[0] == CIPC2:
+            violation(len(frames) == 7, f"a version-02 {command} has exactly 7 frames (4.10)", frames)
+            flags = frames[6]
+            violation(flags in (b"", b"replay"), f"F6 flags are empty or replay (4.10): {flags!r}", frames)
+            violation(flags == b"" or frames[3] in (b"final", b"error"), "only a stored ending is a replay", frames)
+        else:
+            violation(len(frames) == 6, f"{command} has exactly 6 frames (4.5, 4.6)", frames)
         rid, status_b, phase_b, body = frames[2], frames[3], frames[4], frames[5]
         violation(len(rid) <= 255, "F2 (request id) is at most 255 bytes", frames)
         status = status_b.decode("ascii", "replace")
@@ -437,11 +490,14 @@ class Client:
                 violation(rid == b"", f"{code} answers have an empty F2 (4.8)", frames)
             if code in ("unsupported-version", "bad-phase", "unknown-request", "unknown-command"):
                 violation(phase == "", f"{code} answers have an empty F4 (4.8, 4.6)", frames)
-            if code in ("timeout", "worker-lost", "handler-failed"):
+            if code in ACCEPTED_ENDING_CODES:
                 violation(phase in JOB_PHASES, f"{code} ends an accepted request: F4 is a job phase (4.5)", frames)
             if code == "worker-lost":
                 violation(phase == "handle", "worker-lost is for handle jobs only (6.7)", frames)
-        return Message(frames, command, rid, status, phase, body, json.loads(body))
+            if code == "idempotency-conflict" and command == "REPLY":
+                # (cancelled may reach a CIPC01 answer: a CIPC01 request cancelled by a CANCEL of its connection)
+                violation(frames[0] == CIPC2, "idempotency-conflict answers a version-02 REQUEST (4.10.1)", frames)
+        return Message(frames, command, rid, status, phase, body, json.loads(body), flags)
 
     def _account(self, m: Message) -> None:
         """Check that the broker owed us this message (4.1)."""
@@ -454,6 +510,9 @@ class Client:
             self.owed_anonymous -= 1
             return
         count = owed.get(m.request_id, 0)
+        if m.command == "STATUS" and count == 0 and self.tolerated_status.get(m.request_id, 0) > 0:
+            self.tolerated_status[m.request_id] -= 1  # a CANCEL that crossed the request's ending (4.10.2)
+            return
         violation(count > 0, f"a {m.command} the client is not owed (4.1: exactly one final or error REPLY per "
                   f"REQUEST, one STATUS per STATUS): {m}", m.frames)
         if m.command == "REPLY" and m.status == "progress":
@@ -487,14 +546,22 @@ class WorkerMessage:
     body: bytes = b""
     code: str = ""
     text: str = ""
+    key: bytes = b""   # JOB F7 (version 02, 5.13): the request's idempotency key, empty for none
+    attempt: int = 0   # JOB F8 (version 02): the attempt with this key, 1 without a key; 0 for a CIPW01 JOB
     received_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def version(self) -> int:
+        return 2 if self.frames[0] == CIPW2 else 1
 
     @property
     def json(self) -> Any:
         return json.loads(self.body)
 
     def __repr__(self) -> str:
-        return f"<{self.command} {self.job_id!r} {self.intent_type} {self.phase} {self.code} {self.body[:200]!r}>"
+        extra = f" key={self.key!r} attempt={self.attempt}" if self.version == 2 and self.command == "JOB" else ""
+        return (f"<{self.command}{' v2' if self.version == 2 else ''} {self.job_id!r} {self.intent_type} {self.phase}"
+                f" {self.code} {self.body[:200]!r}{extra}>")
 
 
 class PyWorker:
@@ -505,8 +572,15 @@ class PyWorker:
     set (to play a hung worker)."""
 
     def __init__(self, endpoint: str, name: bytes | None = None, types: Iterable[str] = ("PyEcho",),
-                 capacity: int = 1, heartbeat_ms: int = 1000, context: zmq.Context | None = None, ready: bool = True):
+                 capacity: int = 1, heartbeat_ms: int = 1000, context: zmq.Context | None = None, ready: bool = True,
+                 version: int = 1):
         self.context = context or zmq.Context.instance()
+        # 1: CIPW01; 2: CIPW02 (5.13): READY with CIPW02, and the broker then speaks CIPW02 to this worker: 9-frame
+        # JOBs with key and attempt, CANCEL, every message with F0 CIPW02.
+        self.version = version
+        self.signature = WORKER_SIGNATURES[version]
+        self.registered_version: int | None = None  # the version of the last READY sent through ready()
+        self.cancels_received: set[bytes] = set()  # job ids the broker sent CANCEL for
         self.name = name or f"py-worker-{uuid.uuid4().hex[:8]}".encode()
         self.types = [t.encode() if isinstance(t, str) else t for t in types]
         self.capacity = capacity
@@ -551,7 +625,7 @@ class PyWorker:
                     socket.send_multipart(frames)
                     last_sent = time.monotonic()
                 if self.heartbeating and not self.silent and time.monotonic() - last_sent >= self.interval:
-                    socket.send_multipart([CIPW, b"HEARTBEAT"])
+                    socket.send_multipart([self.signature, b"HEARTBEAT"])
                     last_sent = time.monotonic()
                 if socket.poll(5):
                     frames = socket.recv_multipart()
@@ -561,7 +635,11 @@ class PyWorker:
                         m = self.check(frames)
                     except ProtocolViolation as e:
                         self.errors.append(e)
+                        with self._heartbeat:
+                            self._heartbeat.notify_all()
                         continue
+                    if m.command == "CANCEL":
+                        self.cancels_received.add(m.job_id)
                     if m.command == "HEARTBEAT":
                         self.heartbeats_received += 1
                         with self._heartbeat:
@@ -582,22 +660,36 @@ class PyWorker:
 
     def ready(self, capacity: int | None = None, types: Iterable[bytes] | None = None) -> None:
         cap = str(capacity if capacity is not None else self.capacity).encode()
-        self.send([CIPW, b"READY", cap, self.name, *(types if types is not None else self.types)])
+        self.registered_version = self.version
+        self.send([self.signature, b"READY", cap, self.name, *(types if types is not None else self.types)])
         self.heartbeating = True
 
     def result(self, job: WorkerMessage | bytes, outcome: str, body: Any) -> None:
         job_id = job.job_id if isinstance(job, WorkerMessage) else job
-        self.send([CIPW, b"RESULT", job_id, outcome.encode(), encode(body)])
+        self.send([self.signature, b"RESULT", job_id, outcome.encode(), encode(body)])
+
+    def cancelled(self, job: WorkerMessage | bytes, message: str = "the handler stopped: the job was cancelled") -> None:
+        """RESULT cancelled (5.13): the handler stopped before doing anything it cannot undo. Only for a job the
+        broker sent CANCEL for."""
+        job_id = job.job_id if isinstance(job, WorkerMessage) else job
+        assert self.version >= 2, "RESULT cancelled is version 02 (5.13)"
+        assert job_id in self.cancels_received, "a worker MUST NOT answer cancelled to a job that was not cancelled"
+        self.result(job_id, "cancelled", {"code": "cancelled", "message": message})
+
+    def cancel_of(self, job: WorkerMessage | bytes, timeout: float = 15.0) -> WorkerMessage:
+        """Wait for the broker's CANCEL of this job (5.13)."""
+        job_id = job.job_id if isinstance(job, WorkerMessage) else job
+        return self.next(lambda m: m.command == "CANCEL" and m.job_id == job_id, timeout, f"CANCEL {job_id!r}")
 
     def heartbeat(self) -> None:
-        self.send([CIPW, b"HEARTBEAT"])
+        self.send([self.signature, b"HEARTBEAT"])
 
     def drain(self) -> None:
-        self.send([CIPW, b"DRAIN"])
+        self.send([self.signature, b"DRAIN"])
 
     def disconnect(self) -> None:
         self.heartbeating = False
-        self.send([CIPW, b"DISCONNECT"])
+        self.send([self.signature, b"DISCONNECT"])
 
     def next(self, predicate: Callable[[WorkerMessage], bool] = lambda m: True, timeout: float = 15.0,
              what: str = "a message") -> WorkerMessage:
@@ -624,8 +716,9 @@ class PyWorker:
         registered workers only, so after READY the first one says that the registration went through."""
         with self._heartbeat:
             start = self.heartbeats_received
-            if not self._heartbeat.wait_for(lambda: self.heartbeats_received > start, timeout):
+            if not self._heartbeat.wait_for(lambda: self.heartbeats_received > start or self.errors, timeout):
                 raise TimeoutError(f"worker {self.name!r}: no HEARTBEAT from the broker within {timeout} s")
+        self._raise_errors()  # a message that broke the protocol (e.g. a HEARTBEAT in the wrong version)
 
     def job(self, timeout: float = 15.0) -> WorkerMessage:
         return self.next(lambda m: m.command == "JOB", timeout, "JOB")
@@ -640,7 +733,8 @@ class PyWorker:
                 pass
         self._raise_errors()
 
-    def expect_nothing(self, duration: float, commands: Iterable[str] = ("JOB", "ERROR", "DISCONNECT", "DRAIN")) -> None:
+    def expect_nothing(self, duration: float,
+                       commands: Iterable[str] = ("JOB", "ERROR", "DISCONNECT", "DRAIN", "CANCEL")) -> None:
         """No message of these commands arrives within duration seconds."""
         self.pump(duration)
         got = [m for m in self.inbox if m.command in commands]
@@ -652,8 +746,14 @@ class PyWorker:
 
     def check(self, frames: list[bytes]) -> WorkerMessage:
         violation(len(frames) >= 2, "a CIP message has at least 2 frames", frames)
-        violation(frames[0] == CIPW, "F0 of a message from the backend is CIPW01 (9)", frames)
+        violation(frames[0] in (CIPW, CIPW2), "F0 of a message from the backend is CIPW01 or CIPW02 (9)", frames)
         command = frames[1].decode("ascii", "replace")
+        # 5.13: once registered, every message the broker sends a worker is in the version of its READY. (An ERROR
+        # may answer a message of any version, e.g. a READY sent raw in another version, so it is not held to it.)
+        if self.registered_version is not None and command != "ERROR":
+            want = WORKER_SIGNATURES[self.registered_version]
+            violation(frames[0] == want, f"a worker registered with {want!r} gets every message in that version "
+                      f"(5.13)", frames)
         if command in ("HEARTBEAT", "DISCONNECT", "DRAIN"):
             violation(len(frames) == 2, f"{command} has exactly 2 frames (5.5, 5.8)", frames)
             return WorkerMessage(frames, command)
@@ -662,16 +762,34 @@ class PyWorker:
             code = frames[2].decode("ascii")
             violation(code in WORKER_ERROR_CODES, f"ERROR code {code!r} (5.9)", frames)
             return WorkerMessage(frames, command, code=code, text=frames[3].decode("utf-8"))
-        violation(command == "JOB", f"the broker sends workers JOB, HEARTBEAT, DISCONNECT, DRAIN or ERROR, not "
-                  f"{command!r} (5)", frames)
-        violation(len(frames) == 7, "JOB has exactly 7 frames (5.7)", frames)
+        if command == "CANCEL":
+            violation(frames[0] == CIPW2, "CANCEL exists only in CIPW02: a CIPW01 worker never gets it (5.13)", frames)
+            violation(len(frames) == 3, "CANCEL has exactly 3 frames (5.13)", frames)
+            violation(len(frames[2]) == 8, "CANCEL F2 is an 8-byte job id (5.13)", frames)
+            return WorkerMessage(frames, command, frames[2])
+        violation(command == "JOB", f"the broker sends workers JOB, CANCEL, HEARTBEAT, DISCONNECT, DRAIN or ERROR, "
+                  f"not {command!r} (5, 5.13)", frames)
+        key, attempt = b"", 0
+        if frames[0] == CIPW2:
+            violation(len(frames) == 9, "a CIPW02 JOB has exactly 9 frames (5.13)", frames)
+            key, attempt_b = frames[7], frames[8]
+            violation(len(key) <= 255, "JOB F7 (key) is 0..255 bytes (5.13)", frames)
+            violation(is_decimal_frame(attempt_b) and int(attempt_b) >= 1, "JOB F8 (attempt) is a decimal from 1 "
+                      "(5.13)", frames)
+            attempt = int(attempt_b)
+            violation(key != b"" or attempt == 1, "the attempt is 1 without a key (5.13)", frames)
+            violation(key == b"" or frames[4] == b"handle", "the key is always empty for resolve and confirm (5.13)",
+                      frames)
+        else:
+            violation(len(frames) == 7, "JOB has exactly 7 frames (5.7)", frames)
         job_id, intent_type, phase, left, body = frames[2:7]
         violation(len(job_id) == 8, "a job id is exactly 8 bytes (3.3)", frames)
         violation(1 <= len(intent_type) <= 255, "JOB F3 is an intent type", frames)
         violation(phase.decode() in JOB_PHASES, "JOB F4 is resolve, confirm or handle (5.7)", frames)
         violation(is_decimal_frame(left), "JOB F5 is a decimal (3.3, 5.7)", frames)
         violation(len(body) > 0, "a body frame is never empty", frames)
-        return WorkerMessage(frames, "JOB", job_id, intent_type.decode(), phase.decode(), int(left), body)
+        return WorkerMessage(frames, "JOB", job_id, intent_type.decode(), phase.decode(), int(left), body, key=key,
+                             attempt=attempt)
 
     def close(self) -> None:
         """Stop the I/O thread and close the socket (200 ms linger so that a last DISCONNECT goes out)."""
@@ -725,7 +843,11 @@ class PyBroker:
     sends (READY: capacity, name = routing id, intent types; RESULT: 5 frames, the job id of a JOB it sent,
     outcome, body against the interaction or error schema and, for a final Interaction, the intent definition and
     the outcome rule of 5.11), and sends HEARTBEAT to every worker that sent READY once per interval (unless
-    `silent`). An I/O thread owns the socket."""
+    `silent`). An I/O thread owns the socket.
+
+    Versions (5.13): a worker whose READY is CIPW02 is spoken to in CIPW02 (HEARTBEAT, DRAIN, 9-frame JOBs with key
+    and attempt, CANCEL); it may answer in either signature, and may answer a job it was sent CANCEL for with
+    outcome `cancelled` (never another one)."""
 
     def __init__(self, endpoint: str, heartbeat_ms: int = 1000, context: zmq.Context | None = None,
                  schemas: Schemas = SCHEMA_SET):
@@ -736,7 +858,9 @@ class PyBroker:
         self.silent = False
         self.acknowledge_drain = True
         self.registered: dict[bytes, FromWorker] = {}
+        self.versions: dict[bytes, int] = {}  # routing id -> the version of its last READY (5.13)
         self.jobs: dict[bytes, tuple[bytes, str, str]] = {}  # job id -> (worker, intent type, phase)
+        self.cancelled_jobs: set[bytes] = set()  # job ids this broker sent CANCEL for
         self.errors: list[BaseException] = []
         self.inbox: list[FromWorker] = []
         self._received: "queue.Queue[FromWorker]" = queue.Queue()
@@ -779,7 +903,7 @@ class PyBroker:
                 if not self.silent and time.monotonic() - last_beat >= self.interval:
                     for rid in list(self.registered):
                         try:
-                            socket.send_multipart([rid, CIPW, b"HEARTBEAT"], zmq.NOBLOCK)
+                            socket.send_multipart([rid, self.signature(rid), b"HEARTBEAT"], zmq.NOBLOCK)
                         except zmq.ZMQError:
                             pass
                     last_beat = time.monotonic()
@@ -792,16 +916,22 @@ class PyBroker:
                         continue
                     if m.command == "DRAIN" and self.acknowledge_drain:
                         try:  # 5.5: a broker MUST acknowledge DRAIN (this one sends no JOB afterwards by itself)
-                            socket.send_multipart([m.routing_id, CIPW, b"DRAIN"], zmq.NOBLOCK)
+                            socket.send_multipart([m.routing_id, self.signature(m.routing_id), b"DRAIN"], zmq.NOBLOCK)
                         except zmq.ZMQError:
                             pass
                     self._received.put(m)
         finally:
             socket.close(0)
 
+    def signature(self, rid: bytes) -> bytes:
+        return WORKER_SIGNATURES[self.versions.get(rid, 1)]
+
     def check(self, rid: bytes, frames: list[bytes]) -> FromWorker:
-        violation(len(frames) >= 2 and frames[0] == CIPW, "a worker message starts with CIPW01 (5)", frames)
+        violation(len(frames) >= 2 and frames[0] in (CIPW, CIPW2), "a worker message starts with CIPW01 or CIPW02 "
+                  "(5, 5.13)", frames)
         command = frames[1].decode("ascii", "replace")
+        if command != "READY" and frames[0] == CIPW2:
+            violation(self.versions.get(rid) == 2, "a CIPW01 worker sends CIPW01 only (9)", frames)
         if command == "READY":
             violation(len(frames) >= 5, "READY has at least 5 frames (5.2)", frames)
             violation(is_decimal_frame(frames[2]) and 1 <= int(frames[2]) <= 1000, "READY capacity 1..1000", frames)
@@ -810,6 +940,7 @@ class PyBroker:
                 violation(1 <= len(t) <= 255, "an intent type is 1..255 bytes", frames)
             m = FromWorker(rid, frames, command)
             self.registered[rid] = m
+            self.versions[rid] = 2 if frames[0] == CIPW2 else 1
             return m
         if command in ("HEARTBEAT", "DRAIN", "DISCONNECT"):
             violation(len(frames) == 2, f"{command} has exactly 2 frames (5.4-5.6)", frames)
@@ -821,9 +952,15 @@ class PyBroker:
         violation(len(frames) == 5, "RESULT has exactly 5 frames (5.3)", frames)
         job_id, outcome, body = frames[2], frames[3].decode("ascii", "replace"), frames[4]
         violation(len(job_id) == 8, "RESULT F2 is an 8-byte job id", frames)
-        violation(outcome in ("continue", "stop", "error"), f"RESULT outcome {outcome!r} (5.3)", frames)
+        outcomes = ("continue", "stop", "error") + (("cancelled",) if self.versions.get(rid) == 2 else ())
+        violation(outcome in outcomes, f"RESULT outcome {outcome!r} (5.3, 5.13)", frames)
         parsed = strict_loads(body)
-        if outcome == "error":
+        if outcome == "cancelled":
+            violation(job_id in self.cancelled_jobs, "a worker MUST NOT answer cancelled to a job that was not "
+                      "cancelled (5.13)", frames)
+            self.schemas.check("error.schema.json", parsed, "RESULT cancelled")
+            violation(parsed["code"] == "cancelled", "the body of a cancelled RESULT has code cancelled (5.13)", frames)
+        elif outcome == "error":
             self.schemas.check("error.schema.json", parsed, "RESULT error")
         else:
             self.schemas.check_interaction(parsed, f"RESULT {outcome}")
@@ -839,13 +976,21 @@ class PyBroker:
         self._outbox.put([rid, *frames])
 
     def job(self, rid: bytes, intent_type: str, phase: str, body: Any, time_left: int | bytes = 3000,
-            job_id: bytes | None = None) -> bytes:
-        """Send a JOB (5.7); returns its job id."""
+            job_id: bytes | None = None, key: bytes = b"", attempt: int | bytes = 1) -> bytes:
+        """Send a JOB (5.7; to a CIPW02 worker with key and attempt, 5.13); returns its job id."""
         job_id = job_id or next(self._counter).to_bytes(8, "little")
         self.jobs[job_id] = (rid, intent_type, phase)
         left = time_left if isinstance(time_left, bytes) else str(time_left).encode()
-        self.send(rid, [CIPW, b"JOB", job_id, intent_type.encode(), phase.encode(), left, encode(body)])
+        frames = [self.signature(rid), b"JOB", job_id, intent_type.encode(), phase.encode(), left, encode(body)]
+        if self.versions.get(rid, 1) == 2:
+            frames += [key, attempt if isinstance(attempt, bytes) else str(attempt).encode()]
+        self.send(rid, frames)
         return job_id
+
+    def cancel(self, rid: bytes, job_id: bytes) -> None:
+        """CIPW02 CANCEL (5.13)."""
+        self.cancelled_jobs.add(job_id)
+        self.send(rid, [CIPW2, b"CANCEL", job_id])
 
     # -- receiving ----------------------------------------------------------------------------------------
 

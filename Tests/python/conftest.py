@@ -16,6 +16,11 @@ import cip  # noqa: E402
 import cluster  # noqa: E402
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "chaos: the bounded chaos test of idempotency keys (about 10 s, at most ~60 s); "
+                                       "part of the normal run, deselect with -m 'not chaos'")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

@@ -12,10 +12,21 @@ import time
 
 import pytest
 
-from cip import CIPW, interaction
+from cip import CIPW, CIPW2, interaction
 
 HB = 250
 EXAMPLE_TYPES = {b"Echo", b"RequestRide", b"SendMessage", b"SendPayment", b"StartWorkout"}
+
+
+def in_version(broker, rid: bytes, frames: list[bytes]) -> list[bytes]:
+    """Frames written for CIPW01, as the worker's version has them (5.13): F0 its signature and, for a CIPW02
+    JOB, an empty key and attempt 1 after the body (a JOB one frame short stays one frame short)."""
+    if not frames or frames[0] != CIPW or broker.versions.get(rid, 1) == 1:
+        return frames
+    out = [CIPW2, *frames[1:]]
+    if len(out) >= 2 and out[1] == b"JOB":
+        out += [b"", b"1"]
+    return out
 
 
 @pytest.fixture
@@ -115,7 +126,7 @@ def test_job_ids_are_echoed_and_jobs_answered_in_any_order(pair):
         "type-mismatch", "invalid-type"])
 def test_worker_answers_unusable_jobs_with_error_results(pair, frames, code):
     broker, _, rid = pair
-    broker.send(rid, frames)
+    broker.send(rid, in_version(broker, rid, frames))
     result = broker.result(frames[2])
     assert (result.outcome, result.json["code"]) == ("error", code)
     if code == "invalid-type":
@@ -124,7 +135,7 @@ def test_worker_answers_unusable_jobs_with_error_results(pair, frames, code):
 
 @pytest.mark.parametrize("frames", [
     [CIPW, b"JOB", b"short", b"Echo", b"handle", b"3000", b"{}"],   # W3 without an 8-byte job id: ignored
-    [b"CIPW02", b"JOB", b"badjob09", b"Echo", b"handle", b"3000", b"{}"],  # W1
+    [b"CIPW09", b"JOB", b"badjob09", b"Echo", b"handle", b"3000", b"{}"],  # W1
     [CIPW],                                                          # W1
     [CIPW, b"PING"],                                                 # W2
     [CIPW, b"ERROR", b"malformed", b"some message"],                # an ERROR is only logged
@@ -132,7 +143,7 @@ def test_worker_answers_unusable_jobs_with_error_results(pair, frames, code):
 def test_worker_ignores_what_it_cannot_use(pair, frames):
     """5.12 W1-W3: ignored (logged); the worker never answers anything but a JOB and stays registered."""
     broker, proc, rid = pair
-    broker.send(rid, frames)
+    broker.send(rid, in_version(broker, rid, frames))
     broker.expect_no_result(0.3)
     assert proc.alive()
     assert broker.result(broker.job(rid, "Echo", "handle", interaction("Echo", text="still here"))).outcome == "stop"
@@ -141,7 +152,7 @@ def test_worker_ignores_what_it_cannot_use(pair, frames):
 def test_disconnect_makes_the_worker_register_again(pair):
     """5.10: on DISCONNECT a worker closes its socket, opens a new one and sends READY again."""
     broker, _, rid = pair
-    broker.send(rid, [CIPW, b"DISCONNECT"])
+    broker.send(rid, [broker.signature(rid), b"DISCONNECT"])
     again = broker.ready()
     assert again.routing_id == rid
     assert broker.result(broker.job(rid, "Echo", "handle", interaction("Echo", text="back"))).outcome == "stop"
@@ -171,3 +182,78 @@ def test_sigterm_drains_the_worker(pair):
     assert result.json["handle"]["data"]["text"] == "last one"
     broker.next(lambda m: m.command == "DISCONNECT")
     assert proc.wait(10) == 0
+
+
+# -- CIPW02 (5.13): the worker's side of keys, attempts and CANCEL --------------------------------------------------
+
+
+def test_the_worker_registers_with_cipw02(pair):
+    """The reference worker speaks CIPW02 (5.13: it cancels the Swift Task running a cancelled job)."""
+    broker, _, rid = pair
+    assert broker.versions[rid] == 2, "the worker's READY is not CIPW02"
+
+
+@pytest.fixture
+def pair2(pair):
+    broker, _, rid = pair
+    if broker.versions[rid] != 2:
+        pytest.skip("the worker registered with CIPW01 (test_the_worker_registers_with_cipw02 fails)")
+    return pair
+
+
+def test_key_and_attempt_reach_the_handler(pair2):
+    """5.13: F7 and F8 of the JOB reach the handler (Echo answers what its context held)."""
+    broker, _, rid = pair2
+    result = broker.result(broker.job(rid, "Echo", "handle", interaction("Echo", text="k"), key=b"key-1", attempt=3))
+    assert result.frames[0] == CIPW2
+    data = result.json["handle"]["data"]
+    assert (data["attempt"], data["idempotencyKey"]) == (3, "key-1")
+    plain = broker.result(broker.job(rid, "Echo", "handle", interaction("Echo", text="no key")))
+    assert plain.json["handle"]["data"]["attempt"] == 1 and "idempotencyKey" not in plain.json["handle"]["data"]
+
+
+def test_cancel_stops_a_running_handler(pair2):
+    """5.13: CANCEL stops the job's handler (Echo's delayMs wait is cancellable) and the job is answered
+    `cancelled`, once; the worker's other jobs go on."""
+    broker, _, rid = pair2
+    slow = broker.job(rid, "Echo", "handle", interaction("Echo", text="slow", delayMs=20000))
+    # JOBs are read in order: once a quick job sent after the slow one is answered, the slow one is running.
+    assert broker.result(broker.job(rid, "Echo", "handle", interaction("Echo", text="q"))).outcome == "stop"
+    broker.cancel(rid, slow)
+    sent = time.monotonic()
+    result = broker.result(slow, timeout=5)
+    assert (result.outcome, result.json.get("code")) == ("cancelled", "cancelled"), result.frames
+    assert result.received_at - sent < 3
+    broker.cancel(rid, slow)  # answered already: ignored
+    broker.cancel(rid, b"nojob\x00\x00\x00")  # unknown: ignored
+    broker.expect_no_result(0.3)
+    assert broker.result(broker.job(rid, "Echo", "handle", interaction("Echo", text="after"))).outcome == "stop"
+
+
+def test_a_handler_that_finished_is_answered_as_usual_after_cancel(pair2):
+    """5.13: a CANCEL that arrives after the handler finished changes nothing: its own result is answered."""
+    broker, _, rid = pair2
+    job = broker.job(rid, "Echo", "handle", interaction("Echo", text="done"))
+    result = broker.result(job)
+    broker.cancel(rid, job)
+    assert result.outcome == "stop"
+    broker.expect_no_result(0.3)
+
+
+@pytest.mark.parametrize("tail,what", [
+    ([b""], "8 frames"),
+    ([b"", b"1", b"x"], "10 frames"),
+    ([b"k" * 256, b"1"], "key of 256 bytes"),
+    ([b"", b"0"], "attempt 0"),
+    ([b"", b"one"], "attempt not a decimal"),
+    ([b"", b""], "attempt empty"),
+], ids=["8-frames", "10-frames", "long-key", "attempt-0", "attempt-word", "attempt-empty"])
+def test_unusable_v2_jobs_are_malformed(pair2, tail, what):
+    """5.13: a CIPW02 JOB of another frame count, a key over 255 bytes or an attempt that is not a decimal of at
+    least 1 is unusable: RESULT error malformed (its job id is usable)."""
+    broker, _, rid = pair2
+    job_id = b"v2bad\x00\x00\x01"
+    broker.send(rid, [CIPW2, b"JOB", job_id, b"Echo", b"handle", b"3000",
+                      b'{"intent":{"type":"Echo","parameters":{"text":"x"}}}', *tail])
+    result = broker.result(job_id)
+    assert (result.outcome, result.json["code"]) == ("error", "malformed"), what

@@ -297,9 +297,9 @@ def test_ready_with_leading_zeros_and_repeated_types(spawn, broker):
 
 @pytest.mark.parametrize("frames,code", [
     ([CIPW], "malformed"),
-    ([b"CIPW02", b"READY", b"1", b"w", b"Echo"], "unsupported-version"),
+    ([b"CIPW09", b"READY", b"1", b"w", b"Echo"], "unsupported-version"),
     ([b"CIPC01", b"PING"], "unsupported-version"),
-], ids=["one-frame", "CIPW02", "client-signature"])
+], ids=["one-frame", "CIPW09", "client-signature"])
 def test_backend_errors_for_any_sender(spawn, broker, frames, code):
     w = spawn.pyworker(broker, ready=False)
     w.send(frames)

@@ -9,11 +9,13 @@ enum BrokerAction<Body> {
     case reply(ClientReply<Body>)
     /// Answer a PING (section 4.7).
     case pong(client: [UInt8], version: UInt8)
-    /// Send a control message to a worker, after every JOB booked before it (section 5.8, 5.9, 5.5).
-    case control(routingID: [UInt8], WorkerControl)
+    /// Send a control message to a worker, in its protocol version, after every JOB booked before it (sections 5.5,
+    /// 5.8, 5.9, 5.13).
+    case control(routingID: [UInt8], version: UInt8, WorkerControl)
 }
 
-/// A JOB to send: `[worker, CIPW01, JOB, job id, intent type, phase, time left, body]`.
+/// A JOB to send: `[worker, CIPW01, JOB, job id, intent type, phase, time left, body]`, and for a version-02 worker
+/// the idempotency key and the attempt (section 5.13).
 struct JobDispatch<Body> {
     let worker: WorkerID
     let routingID: [UInt8]
@@ -24,6 +26,12 @@ struct JobDispatch<Body> {
     /// The request's deadline (monotonic nanoseconds): the shell sends the time left until it (F5).
     let deadline: UInt64
     let body: Body
+    /// The worker's protocol version: 2 adds F7 (key) and F8 (attempt).
+    var version: UInt8 = 1
+    /// The request's idempotency key, for a handle job of a keyed request.
+    var idempotencyKey: [UInt8]?
+    /// The attempt with that key (1 without one).
+    var attempt = 1
 }
 
 /// A REPLY or STATUS answer: `[client, CIPC01, command, id, status, phase, body]`.
@@ -77,4 +85,6 @@ enum WorkerControl: Equatable {
     case disconnect
     /// ERROR with a code and a message (section 5.9).
     case error(WireErrorCode, String)
+    /// CANCEL of a job (version 02, section 5.13).
+    case cancel(jobID: UInt64)
 }

@@ -33,7 +33,14 @@ extension BrokerCore {
     /// Gives the request's current job to a worker with room, or queues it (at the front for a job that lost its
     /// worker, section 6.5).
     mutating func dispatch(_ id: RequestID, atFront: Bool, now: UInt64) {
-        guard let type = requests[id]?.intentType else { return }
+        guard let request = requests[id] else { return }
+        let type = request.intentType
+        if request.cancelRequested {
+            // Its cancelled job came back unanswered (its worker was lost, or the job never went out): it ends here.
+            statistics.cancelledRequests += 1
+            fail(id, .cancelled, "cancelled by its client before its \(request.phase) job was answered", now: now)
+            return
+        }
         if let worker = pickWorker(for: type) {
             book(id, on: worker, now: now)
         } else {
@@ -56,12 +63,15 @@ extension BrokerCore {
         statistics.jobsDispatched += 1
         let request = requests.values[slot]
         let type = request.intentType
-        actions.append(
-            .sendJob(
-                JobDispatch(
-                    worker: workerID, routingID: workers.values[workerSlot].routingID, jobID: jobID, request: id,
-                    intentType: intentTypes[type].name, phase: request.phase, deadline: request.deadline,
-                    body: request.body)))
+        var job = JobDispatch(
+            worker: workerID, routingID: workers.values[workerSlot].routingID, jobID: jobID, request: id,
+            intentType: intentTypes[type].name, phase: request.phase, deadline: request.deadline, body: request.body)
+        job.version = workers.values[workerSlot].version
+        if request.phase == .handle, let scope = request.idempotency {
+            job.idempotencyKey = scope.key
+            job.attempt = request.attempt
+        }
+        actions.append(.sendJob(job))
         if !workers.values[workerSlot].hasRoom, intentTypes[type].pace.saturatedSince == nil,
             !anyWorkerHasRoom(for: type)
         {
@@ -116,6 +126,7 @@ extension BrokerCore {
             guard workers[workerID]?.jobs.removeValue(forKey: job.jobID) != nil else { continue }
             statistics.jobsDispatched -= 1
             guard requests[job.request]?.state == .running(worker: workerID, job: job.jobID) else { continue }
+            if job.phase == .handle { requests[job.request]?.handleSent = false }  // it never went out
             requeue.append(job.request)
         }
         if let worker = workers[workerID] {
@@ -131,6 +142,7 @@ extension BrokerCore {
         guard workers[job.worker]?.jobs.removeValue(forKey: job.jobID) != nil else { return }
         statistics.jobsDispatched -= 1
         guard requests[job.request]?.state == .running(worker: job.worker, job: job.jobID) else { return }
+        if job.phase == .handle { requests[job.request]?.handleSent = false }  // it never went out
         dispatch(job.request, atFront: true, now: now)
     }
 }

@@ -67,6 +67,20 @@ extension BrokerCore {
         if requestIDs.count != keys {
             problems.append("\(requestIDs.count) keys for \(requests.count) requests and their duplicates")
         }
+        // A request being cancelled runs on a version-02 worker and will end by the cancel grace period at the
+        // latest; the CURVE index names only requests in flight.
+        for request in requests.values where request.cancelRequested {
+            guard let worker = request.worker, workers[worker]?.version == 2 else {
+                problems.append("request \(request.id) is being cancelled but runs on no version-02 worker")
+                continue
+            }
+            if !timers.unordered.contains(where: { $0.request == request.id && $0.kind == .cancelGrace }) {
+                problems.append("request \(request.id) is being cancelled without a cancel grace timer")
+            }
+        }
+        for (key, id) in identityRequestIDs where requests[id] == nil {
+            problems.append("the CURVE index maps \(key.id) to request \(id), which has ended")
+        }
         // Workers are indexed by routing id, and each serves the types that list it.
         for worker in workers.values {
             if workerIDs[worker.routingID] != worker.id { problems.append("worker \(worker.name) not indexed") }

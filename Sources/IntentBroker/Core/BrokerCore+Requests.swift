@@ -64,7 +64,7 @@ extension BrokerCore {
                 scope = keyed
                 attempt = number
             case .attach(let first):
-                attach(key, version: decoded.version, to: first, now: now)
+                attach(key, version: decoded.version, deadline: deadline, to: first, now: now)
                 return
             case .replay:
                 replay(keyed, to: key, version: decoded.version, now: now)
@@ -97,23 +97,29 @@ extension BrokerCore {
         request.version = decoded.version
         request.idempotency = scope
         request.attempt = attempt
+        request.identity = identity
         requests[id] = request
         requestIDs[key] = id
+        if !identity.isEmpty { identityRequestIDs[RequestKey(client: identity, id: requestID)] = id }
         statistics.requestsAccepted += 1
         // Act a little before the deadline so that the first reply arrives by it (section 6.3).
         setTimer(.deadline, at: now + deadline - replyMargin(deadline), for: id)
         dispatch(id, atFront: false, now: now)
     }
 
-    /// A duplicate of keyed request `first` (same key, same body): it gets the same replies, and a progress reply at
-    /// once if the first had one already. Never a second job.
-    private mutating func attach(_ key: RequestKey, version: UInt8, to first: RequestID, now: UInt64) {
+    /// A duplicate of keyed request `first` (same key, same body): it gets the same ending, and its own progress
+    /// reply at its own deadline (section 6.3, as if it were the request). Never a second job.
+    private mutating func attach(
+        _ key: RequestKey, version: UInt8, deadline: UInt64, to first: RequestID, now: UInt64
+    ) {
         guard let request = requests[first] else { return }
-        requests[first]?.listeners.append((key, version))
+        let actAt = now + deadline - replyMargin(deadline)
+        requests[first]?.listeners.append(Listener(key: key, version: version, actAt: actAt))
+        setTimer(.listenerDeadline, at: actAt, for: first)
         requestIDs[key] = first
+        if !request.identity.isEmpty { identityRequestIDs[RequestKey(client: request.identity, id: key.id)] = first }
         statistics.requestsAccepted += 1
         statistics.attachedDuplicates += 1
-        if request.firstReplySent { sendProgress(request, to: key, version: version, now: now) }
     }
 
     /// The stored final reply of a completed key, sent again and flagged as a replay.

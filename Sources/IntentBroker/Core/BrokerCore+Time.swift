@@ -45,14 +45,22 @@ extension BrokerCore {
                 request.firstReplySent = true
                 requests[request.id] = request
                 sendProgress(request, to: request.key, version: request.version, now: now)
-                for listener in request.listeners {
-                    sendProgress(request, to: listener.key, version: listener.version, now: now)
-                }
             }
             // The hard limit is acted on a margin early too, so that every request ends within it (rule 5).
             setTimer(.hardLimit, at: request.arrival + hardLimitNanos - replyMargin(hardLimitNanos), for: request.id)
         case .hardLimit:
+            // The job, if one runs, is cancelled on its worker too (section 4.10.2); it keeps its slot until answered.
+            cancelJob(of: request)
             fail(request.id, .timeout, "the request did not finish within the hard limit", now: now)
+        case .listenerDeadline:
+            listenerDeadlines(request, now: now)
+        case .cancelGrace:
+            guard request.cancelRequested else { return }
+            statistics.cancelledRequests += 1
+            fail(
+                request.id, .cancelled,
+                "cancelled by its client; its worker did not answer within the cancel grace period, so the "
+                    + "\(request.phase) job's outcome is unknown", now: now)
         }
     }
 
@@ -72,7 +80,7 @@ extension BrokerCore {
                 logger.warning("worker expired (silent)", metadata: ["worker": "\(worker.name)"])
                 removeWorker(id, reason: "expired", now: now)
             } else {
-                actions.append(.control(routingID: worker.routingID, .heartbeat))
+                actions.append(.control(routingID: worker.routingID, version: worker.version, .heartbeat))
             }
         }
         results.expire(now: now)
@@ -108,7 +116,36 @@ extension BrokerCore {
             fail(request.id, .shuttingDown, "the broker is shutting down", now: now)
         }
         for worker in workers.values.sorted(by: { $0.id < $1.id }) {
-            actions.append(.control(routingID: worker.routingID, .disconnect))
+            actions.append(.control(routingID: worker.routingID, version: worker.version, .disconnect))
+        }
+    }
+
+    /// The duplicates attached to `request` whose deadline has come: a progress reply each, or `busy` for those the
+    /// operation has not started for by then (they leave it; rule 2 of section 6.3).
+    private mutating func listenerDeadlines(_ request: BrokerRequest<Body>, now: UInt64) {
+        var listeners = request.listeners
+        var shed: [Listener] = []
+        listeners.removeAll { listener in
+            guard !listener.progressSent, listener.actAt <= now, !request.started else { return false }
+            shed.append(listener)
+            return true
+        }
+        for index in listeners.indices where !listeners[index].progressSent && listeners[index].actAt <= now {
+            listeners[index].progressSent = true
+            sendProgress(request, to: listeners[index].key, version: listeners[index].version, now: now)
+        }
+        requests[request.id]?.listeners = listeners
+        for listener in shed {
+            if !request.identity.isEmpty {
+                let byIdentity = RequestKey(client: request.identity, id: listener.key.id)
+                if identityRequestIDs[byIdentity] == request.id { identityRequestIDs.removeValue(forKey: byIdentity) }
+            }
+            statistics.shedRequests += 1
+            let busy = WireBody.error(.busy, "no worker could start the request before its deadline")
+            sendEnding(
+                ResultStore<Body>.Result(isError: true, phase: request.phase.name, payload: .bytes(busy)),
+                status: .error,
+                to: listener.key, version: listener.version, now: now)
         }
     }
 

@@ -6,25 +6,31 @@ extension BrokerCore {
     /// Whether `routingID` is a registered worker (the frame checks of section 5.12 depend on it).
     func isRegistered(_ routingID: [UInt8]) -> Bool { workerIDs[routingID] != nil }
 
-    /// A message that failed the checks of section 5.12: answered with ERROR; a registered sender is still alive.
-    mutating func workerMessageRejected(routingID: [UInt8], _ error: WorkerMessageError, now: UInt64) {
+    /// A message that failed the checks of section 5.12: answered with ERROR (in the version of the message's
+    /// signature, 1 when it is not one the broker speaks); a registered sender is still alive.
+    mutating func workerMessageRejected(
+        routingID: [UInt8], _ error: WorkerMessageError, version: UInt8 = 1, now: UInt64
+    ) {
         statistics.malformedWorkerMessages += 1
         warn(
             .malformedWorkerMessage, peer: routingID, "malformed message from a worker",
             ["code": "\(error.code)", "error": "\(error.message)"], now: now)
         if error.isFromRegisteredWorker, let id = workerIDs[routingID] { heard(from: id, now: now) }
-        actions.append(.control(routingID: routingID, .error(error.code, error.message)))
+        actions.append(.control(routingID: routingID, version: version, .error(error.code, error.message)))
     }
 
-    /// A message from a worker that passed the checks. `resultBody` is the body frame of a RESULT.
-    mutating func workerMessage(_ command: WorkerCommand, from routingID: [UInt8], resultBody: Body?, now: UInt64) {
+    /// A message from a worker that passed the checks. `resultBody` is the body frame of a RESULT; `version` is the
+    /// message's signature version (the answer to an unregistered worker uses it).
+    mutating func workerMessage(
+        _ command: WorkerCommand, from routingID: [UInt8], resultBody: Body?, version: UInt8 = 1, now: UInt64
+    ) {
         switch command {
         case .ready(let ready):
             register(ready, routingID: routingID, now: now)
             return
         case .unregistered(let name):
             // Not registered (e.g. the broker restarted, or it was declared dead): tell it to register again.
-            if name != .disconnect { actions.append(.control(routingID: routingID, .disconnect)) }
+            if name != .disconnect { actions.append(.control(routingID: routingID, version: version, .disconnect)) }
             if name == .result { statistics.strayResults += 1 }
             return
         default:
@@ -39,7 +45,7 @@ extension BrokerCore {
             workers[id]?.draining = true
             // The acknowledgement follows every JOB booked before it on the same connection: once the worker has
             // it, no job is still on its way, and it may leave when the ones it has are answered.
-            actions.append(.control(routingID: routingID, .drainAcknowledged))
+            actions.append(.control(routingID: routingID, version: workers[id]?.version ?? 1, .drainAcknowledged))
             logger.info("worker draining", metadata: ["worker": "\(workers[id]?.name ?? "")"])
         case .disconnect:
             logger.info("worker left", metadata: ["worker": "\(workers[id]?.name ?? "")"])
@@ -77,7 +83,7 @@ extension BrokerCore {
         nextWorkerID &+= 1
         workers[id] = WorkerRecord(
             id: id, routingID: routingID, name: ready.nameString, capacity: ready.capacity, intentTypes: types,
-            expiry: now + workerExpiryNanos)
+            version: ready.version, expiry: now + workerExpiryNanos)
         workerIDs[routingID] = id
         for type in types {
             intentTypes[type].workers.append(id)
@@ -87,7 +93,7 @@ extension BrokerCore {
         logger.info(
             "worker registered",
             metadata: [
-                "worker": "\(ready.nameString)", "capacity": "\(ready.capacity)",
+                "worker": "\(ready.nameString)", "capacity": "\(ready.capacity)", "protocol": "CIPW0\(ready.version)",
                 "intents": "\(types.map { intentTypes[$0].displayName })",
             ])
         fill(id, now: now)
@@ -123,6 +129,18 @@ extension BrokerCore {
         }
         request.bodySize = result.bodySize
         intentTypes[request.intentType].pace.recordAnswer()
+        if request.cancelRequested {
+            // Cancelled while the job ran (section 4.10.2): the handler stopped, or finished first; a lifecycle goes
+            // no further.
+            if result.outcome == .cancelled { request.stoppedCleanly = true }
+            requests[id] = request
+            if result.outcome == .continue {
+                fail(id, .cancelled, "cancelled by its client after its \(request.phase) phase", now: now)
+            } else {
+                end(id, status: Self.replyStatus(result.outcome), payload: .body(body), now: now)
+            }
+            return
+        }
         if result.outcome == .continue, request.requested == .lifecycle, let next = request.phase.next {
             request.phase = next
             request.body = body
@@ -130,7 +148,7 @@ extension BrokerCore {
             dispatch(id, atFront: false, now: now)
         } else {
             requests[id] = request
-            end(id, status: result.outcome == .error ? .error : .final, payload: .body(body), now: now)
+            end(id, status: Self.replyStatus(result.outcome), payload: .body(body), now: now)
         }
     }
 
@@ -165,5 +183,10 @@ extension BrokerCore {
         for request in lost where !request.phase.isRetriable {
             fail(request.id, .workerLost, "the worker running this handle job was lost; it is not run again", now: now)
         }
+    }
+
+    /// The status of the reply a RESULT ends a request with: `error` for outcomes `error` and `cancelled`.
+    static func replyStatus(_ outcome: JobOutcome) -> ClientReply<Body>.Status {
+        outcome == .error || outcome == .cancelled ? .error : .final
     }
 }

@@ -24,12 +24,16 @@ struct BrokerCore<Body> {
     let hardLimitNanos: UInt64
     let maxReplyMarginNanos: UInt64
     let graceNanos: UInt64
+    let cancelGraceNanos: UInt64
 
     // MARK: State
     /// Accepted requests not yet ended, by the broker's id.
     var requests: [RequestID: BrokerRequest<Body>] = [:]
     /// The same requests by (client, request id): duplicates and STATUS.
     var requestIDs: [RequestKey: RequestID] = [:]
+    /// With CURVE, the same requests by (the client's CURVE public key, request id): a CANCEL from a client that
+    /// reconnected with another routing id finds them (section 4.10.2).
+    var identityRequestIDs: [RequestKey: RequestID] = [:]
     /// Registered workers.
     var workers: [WorkerID: WorkerRecord] = [:]
     var workerIDs: [[UInt8]: WorkerID] = [:]
@@ -72,6 +76,7 @@ struct BrokerCore<Body> {
         hardLimitNanos = configuration.hardLimit.nanoseconds
         maxReplyMarginNanos = configuration.maxReplyMargin.nanoseconds
         graceNanos = configuration.workerGracePeriod.nanoseconds
+        cancelGraceNanos = configuration.cancelGracePeriod.nanoseconds
         results = ResultStore(ttl: configuration.resultTTL.nanoseconds, capacity: configuration.maxStoredResults)
         idempotency = IdempotencyStore(
             ttl: configuration.idempotencyTTL.nanoseconds, capacity: configuration.maxIdempotencyRecords,
@@ -156,10 +161,16 @@ struct BrokerCore<Body> {
         for listener in request.listeners {
             sendEnding(result, status: status, to: listener.key, version: listener.version, now: now)
         }
+        if !request.identity.isEmpty {
+            for key in [request.key] + request.listeners.map(\.key) {
+                let byIdentity = RequestKey(client: request.identity, id: key.id)
+                if identityRequestIDs[byIdentity] == id { identityRequestIDs.removeValue(forKey: byIdentity) }
+            }
+        }
         if let scope = request.idempotency { recordOutcome(of: request, scope, result: result, now: now) }
     }
 
-    private mutating func sendEnding(
+    mutating func sendEnding(
         _ result: ResultStore<Body>.Result, status: ClientReply<Body>.Status, to key: RequestKey, version: UInt8,
         now: UInt64
     ) {
@@ -174,16 +185,21 @@ struct BrokerCore<Body> {
     }
 
     /// What the end of a keyed request means for its key: a reply written by a worker is an outcome (kept for
-    /// replays); an error the broker wrote after a handle job went out leaves it unknown (retried as the next
-    /// attempt, once no live worker may still run this one); before any handle job went out, nothing happened.
+    /// replays), except a cancelled handler's clean stop; an error the broker wrote after a handle job went out
+    /// leaves it unknown (retried as the next attempt, once no live worker may still run this one); before any
+    /// handle job went out, nothing happened.
     private mutating func recordOutcome(
         of request: BrokerRequest<Body>, _ scope: IdempotencyScope, result: ResultStore<Body>.Result, now: UInt64
     ) {
-        if case .body = result.payload {
+        if request.stoppedCleanly {
+            // The worker answered that the cancelled handler stopped before doing anything: the next attempt may
+            // run at once (section 4.10.2).
+            idempotency.outcomeUnknown(scope, runningOn: nil, now: now)
+        } else if case .body = result.payload {
             idempotency.complete(scope, with: result, cost: request.bodySize, now: now)
         } else if request.handleSent {
             var running: WorkerID?
-            if case .running(let worker, let job) = request.state, workers[worker] != nil {
+            if case .running(let worker, let job) = request.state, workers[worker]?.jobs[job] != nil {
                 running = worker
                 unknownAttempts[job] = scope
             }

@@ -42,10 +42,19 @@ struct BrokerRequest<Body> {
     /// Whether a handle job of this request was ever given to a worker: ending without an answer then leaves the
     /// key's outcome unknown.
     var handleSent = false
-    /// Requests with the same key and body that arrived while this one was in flight: they get the same replies.
-    var listeners: [(key: RequestKey, version: UInt8)] = []
+    /// Requests with the same key and body that arrived while this one was in flight: they get the same ending, and
+    /// each its own progress reply at its own deadline.
+    var listeners: [Listener] = []
     /// The client protocol version of the REQUEST (its answers use the same).
     var version: UInt8 = 1
+    /// The client's CURVE public key (empty without CURVE): a CANCEL from the same key finds the request after a
+    /// reconnect.
+    var identity: [UInt8] = []
+    /// The client sent CANCEL while a job ran: the job's RESULT ends the request (a lifecycle goes no further), or
+    /// the cancel grace period does (PROTOCOL.md 4.10.2).
+    var cancelRequested = false
+    /// The worker answered the cancelled job `cancelled`: the handler stopped cleanly.
+    var stoppedCleanly = false
 
     var isQueued: Bool {
         if case .queued = state { return true }
@@ -57,4 +66,15 @@ struct BrokerRequest<Body> {
         if case .running(let worker, _) = state { return worker }
         return nil
     }
+}
+
+/// A request attached to another through its idempotency key (PROTOCOL.md 4.10.1): it has no job of its own, but its
+/// own deadline (a progress reply, or `busy` if the operation has not started by then).
+struct Listener {
+    let key: RequestKey
+    /// Its client protocol version.
+    let version: UInt8
+    /// When its deadline is acted on (less the reply margin), monotonic nanoseconds.
+    let actAt: UInt64
+    var progressSent = false
 }

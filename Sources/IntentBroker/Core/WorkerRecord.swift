@@ -6,6 +6,8 @@ struct WorkerRecord {
     let capacity: Int
     /// The intent types it announced (indices into the broker's type table), in order, no repeats.
     let intentTypes: [Int]
+    /// Its CIP/Worker version (READY's signature): 2 gets keys, attempts and CANCEL (PROTOCOL.md 5.13).
+    let version: UInt8
     /// Jobs sent (or booked to be sent) and not yet answered: job id -> request. A request may have ended meanwhile
     /// (hard limit): the slot stays taken until the worker answers, as section 6.3 says.
     var jobs: [UInt64: RequestID] = [:]
@@ -16,8 +18,12 @@ struct WorkerRecord {
     /// When it is declared dead unless heard from.
     var expiry: UInt64
 
-    init(id: WorkerID, routingID: [UInt8], name: String, capacity: Int, intentTypes: [Int], expiry: UInt64) {
+    init(
+        id: WorkerID, routingID: [UInt8], name: String, capacity: Int, intentTypes: [Int], version: UInt8 = 1,
+        expiry: UInt64
+    ) {
         self.id = id
+        self.version = version
         self.routingID = routingID
         self.name = name
         self.capacity = capacity

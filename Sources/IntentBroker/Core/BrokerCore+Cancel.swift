@@ -1,0 +1,49 @@
+import IntentWire
+
+/// Cancellation (section 4.10.2): a client's CANCEL of a request in flight, and the CANCEL the broker sends a
+/// version-02 worker for a job whose request is cancelled or reached its hard limit.
+extension BrokerCore {
+    /// CANCEL from a client: a queued request ends at once with `cancelled`; a running job is cancelled on its
+    /// worker, whose RESULT (or the cancel grace period) then ends the request. A request not in flight is answered
+    /// as STATUS would be. `identity` is the client's CURVE public key (empty without CURVE): with it, a request the
+    /// same key sent from another connection is found too.
+    mutating func cancel(client: [UInt8], requestID: [UInt8], identity: [UInt8] = [], now: UInt64) {
+        var id = requestIDs[RequestKey(client: client, id: requestID)]
+        if id == nil, !identity.isEmpty { id = identityRequestIDs[RequestKey(client: identity, id: requestID)] }
+        guard let id, let request = requests[id] else {
+            status(client: client, requestID: requestID, version: 2, now: now)
+            return
+        }
+        guard !request.cancelRequested else { return }  // already being cancelled: the ending follows
+        switch request.state {
+        case .queued:
+            // Not running: queued for its first job, or a lifecycle between phases, or a job waiting again after
+            // its worker was lost.
+            statistics.cancelledRequests += 1
+            fail(id, .cancelled, "cancelled by its client while queued for its \(request.phase) job", now: now)
+        case .running(let workerID, _):
+            guard let worker = workers[workerID], worker.version >= 2 else {
+                // A CIPW01 worker cannot be told: the request ends now, and the job keeps its slot until answered.
+                statistics.cancelledRequests += 1
+                fail(
+                    id, .cancelled,
+                    "cancelled by its client; its worker speaks CIPW01 and cannot stop the \(request.phase) job, "
+                        + "whose outcome is unknown", now: now)
+                return
+            }
+            cancelJob(of: request)
+            requests[id]?.cancelRequested = true
+            setTimer(.cancelGrace, at: now + cancelGraceNanos, for: id)
+        }
+    }
+
+    /// Sends CANCEL for the request's running job to its worker, if the worker speaks version 02 and was not told
+    /// already.
+    mutating func cancelJob(of request: BrokerRequest<Body>) {
+        guard !request.cancelRequested, case .running(let workerID, let job) = request.state,
+            let worker = workers[workerID], worker.version >= 2
+        else { return }
+        statistics.jobsCancelled += 1
+        actions.append(.control(routingID: worker.routingID, version: worker.version, .cancel(jobID: job)))
+    }
+}
