@@ -14,6 +14,22 @@ extension EndToEnd {
             ["type": "Echo", "parameters": ["text": .string(text), "delayMs": .int(Int64(delayMs))]]
         }
 
+        /// `body`'s result, or ``WaitTimedOut`` after `limit` (a bound on a hang, not an ordering). `body` runs in a
+        /// task of its own, so that a wait that ignores cancellation cannot hold the test.
+        func within<T: Sendable>(
+            _ limit: Duration, _ what: String, _ body: @escaping @Sendable () async throws -> T
+        ) async throws -> T {
+            let outcome = Mutex<Result<T, any Error>?>(nil)
+            let task = Task {
+                let result: Result<T, any Error>
+                do { result = .success(try await body()) } catch { result = .failure(error) }
+                outcome.withLock { $0 = result }
+            }
+            defer { task.cancel() }
+            try await waitUntil(what, timeout: limit) { outcome.withLock { $0 } != nil }
+            return try outcome.withLock { $0 }!.get()
+        }
+
         @Test func cancellingTheTaskOfARequestEndsItAtTheBroker() async throws {
             let cluster = try Cluster()
             try cluster.startBroker()
@@ -26,7 +42,7 @@ extension EndToEnd {
             }
             try await client.waitUntilRunning("slow", on: "w1")
             task.cancel()
-            let result = await task.result
+            let result = try await within(.seconds(30), "the cancelled request returns") { await task.result }
             #expect(throws: CancellationError.self) { try result.get() }
             // The broker ended the request: STATUS of that id answers its stored ending, `cancelled`.
             let ending = try await client.waitForStatus(of: "slow") { $0.isFinal }
@@ -43,14 +59,22 @@ extension EndToEnd {
                 intent: echo("slow", delayMs: 60_000), phase: .handle, deadline: .seconds(30), requestID: "c1")
             let replies = Task { try await Cluster.replies(stream) }
             try await client.waitUntilRunning("c1", on: "w1")
-            let ending = try await client.cancel(requestID: "c1")
+            let ending = try await within(.seconds(30), "CANCEL c1 is answered") {
+                try await client.cancel(requestID: "c1")
+            }
             #expect(ending.errorCode == "cancelled", "\(ending.body_)")
-            #expect(try await replies.value.last?.errorCode == "cancelled")
+            #expect(
+                try await within(.seconds(30), "the stream ends") { try await replies.value }.last?.errorCode
+                    == "cancelled")
             // CANCEL of an id this client never sent: the broker answers as STATUS would.
-            let unknown = try await client.cancel(requestID: "never-sent")
+            let unknown = try await within(.seconds(30), "CANCEL never-sent is answered") {
+                try await client.cancel(requestID: "never-sent")
+            }
             #expect(unknown.errorCode == "unknown-request", "\(unknown.body_)")
             // CANCEL after the ending: the stored ending again.
-            let again = try await client.cancel(requestID: "c1")
+            let again = try await within(.seconds(30), "CANCEL c1 is answered again") {
+                try await client.cancel(requestID: "c1")
+            }
             #expect(again.errorCode == "cancelled", "\(again.body_)")
         }
 
@@ -107,20 +131,19 @@ extension EndToEnd {
                 }
             }
             try cluster.startWorker("spare", capacity: 1)
-            let reply = try await task.value
+            let reply = try await within(.seconds(60), "the retried request ends") { try await task.value }
             #expect(reply.status == .final, "\(reply.body_)\nbroker:\n\(cluster.log("broker"))")
             #expect(reply.attempts == 2)
             #expect(reply.requestID != "first")
             #expect(reply.body_["handle"]?["data"]?["worker"] == "spare")
-            // Once the worker runtime tells handlers the attempt (CIPW02 JOB F8), Echo's proof shows it.
-            if let attempt = reply.body_["handle"]?["data"]?["attempt"] {
-                #expect(attempt == 2)
-            }
+            // The handler saw attempt 2 (CIPW02 JOB F8), and the same key.
+            #expect(reply.body_["handle"]?["data"]?["attempt"] == 2, "\(reply.body_)")
             let keys = events.withLock { $0 }.compactMap { event -> String? in
                 if case .sent(_, _, let key) = event { return key }
                 return nil
             }
             #expect(keys.count == 2 && keys[0] != nil && keys[0] == keys[1], "\(keys)")
+            #expect(reply.body_["handle"]?["data"]?["idempotencyKey"]?.stringValue == keys.first ?? nil)
         }
 
         @Test func sendWithRetryPrintsTheAttempt() async throws {
