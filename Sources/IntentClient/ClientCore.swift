@@ -366,7 +366,13 @@ final class ClientCore: @unchecked Sendable {
             isReplay: version == 2 && message.equals(6, CIP.Flags.replay))
         if message.equals(1, CIP.Broker.status) {
             guard var waiters = statusWaiters[id], !waiters.isEmpty else { return }
-            let waiter = waiters.removeFirst()
+            // The broker answers a CANCEL as STATUS only about a request it does not have in flight, so never with
+            // `progress`: a `progress` answer is for the first STATUS query or sweep waiting.
+            let index =
+                reply.status == .progress
+                ? waiters.firstIndex { if case .cancel = $0 { false } else { true } } : waiters.startIndex
+            guard let index else { return }
+            let waiter = waiters.remove(at: index)
             statusWaiters[id] = waiters.isEmpty ? nil : waiters
             switch waiter {
             case .caller(let continuation, _): continuation.resume(returning: reply)

@@ -289,3 +289,36 @@ extension Result {
         return nil
     }
 }
+
+extension CancelAndRetryTests {
+    /// A CANCEL about a request this client does not track (sent by an earlier client with the same routing id) is
+    /// answered by that request's ending REPLY; a STATUS query sent after it gets the broker's `progress` STATUS
+    /// answer, which is never the answer to a CANCEL.
+    @Test func aProgressStatusAnswerGoesToTheStatusQueryNotToTheCancel() async throws {
+        let broker = try ScriptedBroker()
+        defer { broker.stop() }
+        let client = try client(broker)
+        defer { client.close() }
+        try await client.ping()
+        let cancel = Task { try await client.cancel(requestID: "old") }
+        try await broker.waitFor(CIP.Client.cancel)
+        let status = Task { try await client.status(of: "old") }
+        try await broker.waitFor(CIP.Client.status)
+        broker.status(Array("old".utf8), status: CIP.Status.progress, phase: "handle", body: #"{"state":"running"}"#)
+        broker.replyError(Array("old".utf8), code: .cancelled)
+        let cancelAnswer = Answer()
+        let statusAnswer = Answer()
+        Task { cancelAnswer.set(try? await cancel.value) }
+        Task { statusAnswer.set(try? await status.value) }
+        try await waitUntil("both answered") { cancelAnswer.reply != nil && statusAnswer.reply != nil }
+        #expect(statusAnswer.reply?.status == .progress)
+        #expect(cancelAnswer.reply?.errorCode == "cancelled")
+    }
+}
+
+/// A reply handed from one task to another.
+final class Answer: Sendable {
+    private let value = Mutex<Reply?>(nil)
+    func set(_ reply: Reply?) { value.withLock { $0 = reply } }
+    var reply: Reply? { value.withLock { $0 } }
+}
