@@ -47,6 +47,12 @@ extension EndToEnd {
             // The broker ended the request: STATUS of that id answers its stored ending, `cancelled`.
             let ending = try await client.waitForStatus(of: "slow") { $0.isFinal }
             #expect(ending.errorCode == "cancelled", "\(ending.body_)\nbroker:\n\(cluster.log("broker"))")
+            // The handler stopped (its worker was told, CIPW02): the capacity-1 worker takes the next job at once,
+            // not after the cancelled one's minute.
+            let next = try await within(.seconds(20), "the next request on the capacity-1 worker ends") {
+                try await client.request(intent: echo("next"), phase: .handle, deadline: .seconds(5))
+            }
+            #expect(next.status == .final, "\(next.body_)")
         }
 
         @Test func cancelReturnsTheCancelledEndingAndTheStreamGetsItToo() async throws {
