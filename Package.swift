@@ -166,6 +166,10 @@ let package = Package(
             name: "IntentWireTests", dependencies: ["IntentWire", "ConciergeJSON"], swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "IntentClientTests", dependencies: ["IntentClient", "IntentWire", "ConciergeJSON", "ZeroMQ"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "IntentWorkerTests",
             dependencies: [
                 "IntentWorker", "IntentKit", "ZeroMQ", .product(name: "Logging", package: "swift-log"),

@@ -19,7 +19,16 @@ final class ClientCore: @unchecked Sendable {
     /// A request in flight; `serial` tells it apart from an earlier request with the same id.
     private struct Pending {
         let serial: UInt64
-        let continuation: ConciergeClient.ReplyStream.Continuation
+        /// The caller's stream; nil once the caller stopped listening (its Task was cancelled, or it dropped the
+        /// stream): the request stays here until its ending comes, which is then dropped (PROTOCOL.md 4.9), so
+        /// that a late reply never reaches a finished stream nor a later request with the same id.
+        var continuation: ConciergeClient.ReplyStream.Continuation?
+        /// Callers of ``ConciergeClient/cancel(requestID:)`` waiting for the request's ending.
+        var cancelWaiters: [CheckedContinuation<Reply, any Error>] = []
+        /// CANCEL went out for this request (it is sent once).
+        var cancelSent = false
+        /// The connection the CANCEL went out on (sent again after a reconnect).
+        var cancelConnection: UInt64 = 0
     }
 
     /// Who gets the next STATUS answer for a request id (the broker answers the STATUS queries about one id in
@@ -29,11 +38,14 @@ final class ClientCore: @unchecked Sendable {
         case caller(CheckedContinuation<Reply, any Error>, connection: UInt64)
         /// The sweep after a reconnect, asking about the request with this serial.
         case sweep(serial: UInt64)
+        /// A caller of ``ConciergeClient/cancel(requestID:)`` about a request not in flight on this client: the
+        /// broker answers the CANCEL as STATUS would, or, if it had the request in flight for this routing id, with
+        /// the request's ending REPLY (whichever comes first answers).
+        case cancel(CheckedContinuation<Reply, any Error>, connection: UInt64)
     }
 
     // Loop-thread state
     private var pending: [String: Pending] = [:]
-    private var nextSerial: UInt64 = 0
     private var statusWaiters: [String: [StatusWaiter]] = [:]
     /// Counts the connections to the broker: one more after every disconnect.
     private var connection: UInt64 = 0
@@ -88,10 +100,11 @@ final class ClientCore: @unchecked Sendable {
 
     private func fail(_ command: ConciergeClient.Command, _ error: ClientError) {
         switch command {
-        case .request(_, _, let continuation): continuation.finish(throwing: error)
+        case .request(_, _, _, let continuation): continuation.finish(throwing: error)
         case .status(_, let continuation): continuation.resume(throwing: error)
         case .ping(let continuation): continuation.resume(throwing: error)
-        case .cancel: break
+        case .cancel(_, let continuation): continuation.resume(throwing: error)
+        case .abandon: break
         }
     }
 
@@ -215,7 +228,7 @@ final class ClientCore: @unchecked Sendable {
             return
         }
         switch command {
-        case .request(let id, let frames, let continuation):
+        case .request(let id, let serial, let frames, let continuation):
             guard pending[id] == nil else {
                 continuation.finish(
                     throwing: ClientError(code: .duplicateRequest, message: "request \(id) is already in flight")
@@ -229,8 +242,7 @@ final class ClientCore: @unchecked Sendable {
                     continuation.finish(throwing: connectionGivenUp())
                     return
                 }
-                nextSerial += 1
-                pending[id] = Pending(serial: nextSerial, continuation: continuation)
+                pending[id] = Pending(serial: serial, continuation: continuation)
             } catch {
                 continuation.finish(throwing: ClientError(code: .transport, message: "\(error)"))
             }
@@ -247,9 +259,81 @@ final class ClientCore: @unchecked Sendable {
             } else {
                 continuation.resume(throwing: connectionGivenUp())
             }
-        case .cancel(let id):
-            pending[id] = nil
+        case .abandon(let id, let serial):
+            // The caller stopped listening: stop the request at the broker, and drop its ending when it comes.
+            guard var request = pending[id], request.serial == serial else { return }
+            request.continuation = nil
+            if !request.cancelSent {
+                guard sendCancel(id) else {
+                    finish(id, .failure(connectionGivenUp()))
+                    return
+                }
+                request.cancelSent = true
+                request.cancelConnection = connection
+            }
+            pending[id] = request
+        case .cancel(let id, let continuation):
+            if var request = pending[id] {
+                if !request.cancelSent {
+                    guard sendCancel(id) else {
+                        continuation.resume(throwing: connectionGivenUp())
+                        return
+                    }
+                    request.cancelSent = true
+                    request.cancelConnection = connection
+                }
+                request.cancelWaiters.append(continuation)
+                pending[id] = request
+            } else if sendCancel(id) {
+                statusWaiters[id, default: []].append(.cancel(continuation, connection: connection))
+            } else {
+                continuation.resume(throwing: connectionGivenUp())
+            }
         }
+    }
+
+    /// Sends `CIPC02 CANCEL <id>` (PROTOCOL.md 4.10.2); false if libzmq gave the connection up.
+    private func sendCancel(_ id: String) -> Bool {
+        let frames = [CIP.clientSignatureV2.bytes, CIP.Client.cancel.bytes, Array(id.utf8)]
+        return (try? socket.send(multipart: frames)) == true
+    }
+
+    /// Ends request `id` (whatever its serial): its stream gets the ending (unless the caller stopped listening),
+    /// and so does every caller of ``ConciergeClient/cancel(requestID:)`` waiting for it.
+    private func finish(_ id: String, _ ending: Result<Reply, ClientError>) {
+        guard let request = pending.removeValue(forKey: id) else { return }
+        switch ending {
+        case .success(let reply):
+            request.continuation?.yield(reply)
+            request.continuation?.finish()
+            for waiter in request.cancelWaiters { waiter.resume(returning: reply) }
+        case .failure(let error):
+            request.continuation?.finish(throwing: error)
+            for waiter in request.cancelWaiters { waiter.resume(throwing: error) }
+        }
+    }
+
+    /// Hands a request's ending REPLY to the first ``StatusWaiter/cancel(_:connection:)`` waiting about `id`, if
+    /// any. An `unknown-command` error is a broker's answer to a CANCEL it does not know.
+    private func answerCancel(_ id: String, with reply: Reply) -> Bool {
+        guard var waiters = statusWaiters[id],
+            let index = waiters.firstIndex(where: { if case .cancel = $0 { true } else { false } }),
+            case .cancel(let continuation, _) = waiters.remove(at: index)
+        else { return false }
+        statusWaiters[id] = waiters.isEmpty ? nil : waiters
+        if reply.errorCode == WireErrorCode.unknownCommand.rawValue {
+            continuation.resume(throwing: Self.cancelUnsupported(id))
+        } else {
+            continuation.resume(returning: reply)
+        }
+        return true
+    }
+
+    private static func cancelUnsupported(_ id: String) -> ClientError {
+        ClientError(
+            code: .cancelUnsupported,
+            message: "request \(id): the broker does not support CANCEL (it answered unknown-command)"
+        )
     }
 
     private func deliver(_ message: inout ZMQMultipart) {
@@ -282,25 +366,43 @@ final class ClientCore: @unchecked Sendable {
             isReplay: version == 2 && message.equals(6, CIP.Flags.replay))
         if message.equals(1, CIP.Broker.status) {
             guard var waiters = statusWaiters[id], !waiters.isEmpty else { return }
-            let waiter = waiters.removeFirst()
+            // The broker answers a CANCEL as STATUS only about a request it does not have in flight, so never with
+            // `progress`: a `progress` answer is for the first STATUS query or sweep waiting.
+            let index =
+                reply.status == .progress
+                ? waiters.firstIndex { if case .cancel = $0 { false } else { true } } : waiters.startIndex
+            guard let index else { return }
+            let waiter = waiters.remove(at: index)
             statusWaiters[id] = waiters.isEmpty ? nil : waiters
             switch waiter {
             case .caller(let continuation, _): continuation.resume(returning: reply)
+            case .cancel(let continuation, _): continuation.resume(returning: reply)
             case .sweep(let serial): settle(id, serial: serial, with: reply)
             }
             return
         }
         // A request already ended by the sweep's STATUS answer gets no second ending.
-        guard let continuation = pending[id]?.continuation else {
+        guard var request = pending[id] else {
+            if reply.isFinal && answerCancel(id, with: reply) { return }
             if id.isEmpty {
                 logger.warning("broker error without request id", metadata: ["body": "\(reply.json ?? .null)"])
             }
             return
         }
-        continuation.yield(reply)
+        if request.cancelSent && reply.errorCode == WireErrorCode.unknownCommand.rawValue {
+            // The answer to our CANCEL from a broker without cancellation (a REQUEST is never unknown-command):
+            // the request goes on.
+            logger.warning(
+                "the broker does not support CANCEL", metadata: ["broker": "\(configuration.brokerEndpoint)"])
+            for waiter in request.cancelWaiters { waiter.resume(throwing: Self.cancelUnsupported(id)) }
+            request.cancelWaiters.removeAll()
+            pending[id] = request
+            return
+        }
         if reply.isFinal {
-            pending[id] = nil
-            continuation.finish()
+            finish(id, .success(reply))
+        } else {
+            request.continuation?.yield(reply)
         }
     }
 
@@ -315,11 +417,17 @@ final class ClientCore: @unchecked Sendable {
         for (id, waiters) in statusWaiters {
             var kept: [StatusWaiter] = []
             for waiter in waiters {
-                guard case .caller(let continuation, let sentOn) = waiter else { continue }
-                if sentOn < connection {
-                    _ = try? socket.send(multipart: status + [Array(id.utf8)])
+                switch waiter {
+                case .sweep: continue
+                case .caller(let continuation, let sentOn):
+                    if sentOn < connection {
+                        _ = try? socket.send(multipart: status + [Array(id.utf8)])
+                    }
+                    kept.append(.caller(continuation, connection: connection))
+                case .cancel(let continuation, let sentOn):
+                    if sentOn < connection { _ = sendCancel(id) }
+                    kept.append(.cancel(continuation, connection: connection))
                 }
-                kept.append(.caller(continuation, connection: connection))
             }
             statusWaiters[id] = kept.isEmpty ? nil : kept
         }
@@ -331,6 +439,11 @@ final class ClientCore: @unchecked Sendable {
         for (id, request) in pending where (try? socket.send(multipart: status + [Array(id.utf8)])) == true {
             statusWaiters[id, default: []].append(.sweep(serial: request.serial))
         }
+        // A CANCEL sent on the lost connection may be lost with it: send it again (after the STATUS, so that a new
+        // broker's `unknown-request` answers the sweep).
+        for (id, request) in pending where request.cancelSent && request.cancelConnection < connection {
+            if sendCancel(id) { pending[id]?.cancelConnection = connection }
+        }
     }
 
     /// The broker's STATUS answer to the sweep about request `id` (if it is still the request with `serial`):
@@ -338,30 +451,35 @@ final class ClientCore: @unchecked Sendable {
     /// `unknown-request` ends it with ``ClientError/Code/brokerRestarted``.
     private func settle(_ id: String, serial: UInt64, with reply: Reply) {
         guard let request = pending[id], request.serial == serial, reply.isFinal else { return }
-        pending[id] = nil
         if reply.errorCode == WireErrorCode.unknownRequest.rawValue {
             logger.warning(
                 "the broker no longer knows a request in flight (restarted?)",
                 metadata: ["broker": "\(configuration.brokerEndpoint)", "request": "\(id)"]
             )
-            request.continuation.finish(
-                throwing: ClientError(
-                    code: .brokerRestarted,
-                    message: "request \(id): the broker restarted and no longer knows this request; "
-                        + "whether it ran is unknown"
+            finish(
+                id,
+                .failure(
+                    ClientError(
+                        code: .brokerRestarted,
+                        message: "request \(id): the broker restarted and no longer knows this request; "
+                            + "whether it ran is unknown"
+                    )
                 )
             )
         } else {
-            request.continuation.yield(reply)
-            request.continuation.finish()
+            finish(id, .success(reply))
         }
     }
 
     private func failAll(_ error: ClientError) {
-        for request in pending.values { request.continuation.finish(throwing: error) }
-        pending.removeAll()
+        for id in Array(pending.keys) { finish(id, .failure(error)) }
         for waiters in statusWaiters.values {
-            for case .caller(let waiter, _) in waiters { waiter.resume(throwing: error) }
+            for waiter in waiters {
+                switch waiter {
+                case .caller(let continuation, _), .cancel(let continuation, _): continuation.resume(throwing: error)
+                case .sweep: break
+                }
+            }
         }
         statusWaiters.removeAll()
         for waiter in pingWaiters { waiter.resume(throwing: error) }

@@ -18,6 +18,11 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
         /// during the handshake — a wrong server key can look like that — is retried, and ends in
         /// ``connectionLost`` whose message names the handshake failure.)
         public static let handshakeFailed = Code(rawValue: "handshake-failed")
+        /// The broker does not support cancellation: it answered CANCEL (PROTOCOL.md 4.10.2) with
+        /// `unknown-command`. The request goes on as if no CANCEL had been sent.
+        public static let cancelUnsupported = Code(rawValue: "cancel-unsupported")
+        /// A request id given to the client is empty or longer than 255 bytes.
+        public static let badRequestID = Code(rawValue: "bad-request-id")
         /// libzmq refused (bad endpoint, ...).
         public static let transport = Code(rawValue: "transport")
         public var description: String { rawValue }
@@ -25,11 +30,16 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public let code: Code
     public let message: String
+    /// How many attempts a request with a ``RetryPolicy`` made before it failed with this error (1 otherwise).
+    public internal(set) var attempts: Int
 
-    public init(code: Code, message: String) {
+    public init(code: Code, message: String, attempts: Int = 1) {
         self.code = code
         self.message = message
+        self.attempts = attempts
     }
 
-    public var description: String { "\(code): \(message)" }
+    public var description: String {
+        attempts > 1 ? "\(code): \(message) (after \(attempts) attempts)" : "\(code): \(message)"
+    }
 }

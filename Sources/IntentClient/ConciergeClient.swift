@@ -17,18 +17,29 @@ import ZeroMQ
 /// ``ClientError/Code/connectionLost``. When the connection drops and comes back, the client asks the broker
 /// (STATUS) about every request in flight: those it no longer knows (a restarted broker) fail with
 /// ``ClientError/Code/brokerRestarted``, those it ended while the connection was down get their stored answer.
+///
+/// Cancellation (PROTOCOL.md 4.10.2): cancelling the Task that iterates ``send(intent:phase:deadline:requestID:idempotencyKey:)``'s
+/// stream, or awaits ``request(intent:phase:deadline:requestID:idempotencyKey:retry:events:)``, sends `CIPC02 CANCEL` for
+/// the request, so that the broker stops it (a queued request leaves its queue; a running job's handler is asked to
+/// stop). The stream ends at once and `request` throws `CancellationError`; the request's ending, when the broker
+/// sends it, is dropped. ``cancel(requestID:)`` sends CANCEL and returns that ending instead.
 public final class ConciergeClient: Sendable {
     public typealias ReplyStream = AsyncThrowingStream<Reply, any Error>
 
     enum Command {
-        case request(id: String, frames: [[UInt8]], continuation: ReplyStream.Continuation)
+        /// Send a request; `serial` is unique per call of ``send(intentType:phase:body:deadline:requestID:idempotencyKey:)``.
+        case request(id: String, serial: UInt64, frames: [[UInt8]], continuation: ReplyStream.Continuation)
         case status(id: String, continuation: CheckedContinuation<Reply, any Error>)
         case ping(continuation: CheckedContinuation<Void, any Error>)
-        case cancel(id: String)
+        /// The caller of request `serial` stopped listening (its Task was cancelled): send CANCEL, drop the ending.
+        case abandon(id: String, serial: UInt64)
+        /// ``cancel(requestID:)``: send CANCEL, answer with the request's ending.
+        case cancel(id: String, continuation: CheckedContinuation<Reply, any Error>)
     }
 
     private let core: ClientCore
     private let nextID = Atomic<UInt64>(1)
+    private let nextSerial = Atomic<UInt64>(1)
 
     public init(configuration: ClientConfiguration = .init(), logger: Logger = Logger(label: "concierge.client")) throws
     {
@@ -53,6 +64,11 @@ public final class ConciergeClient: Sendable {
     /// With an `idempotencyKey` (1 to 255 bytes, e.g. a UUID; PROTOCOL.md 4.10), sending the same intent again
     /// with the same key never runs it twice: a duplicate in flight gets the first one's replies, a completed one
     /// its stored final reply (``Reply/isReplay``), and the same key with another intent `idempotency-conflict`.
+    ///
+    /// Cancelling the Task that iterates the stream (or dropping the stream before its end) sends CANCEL for the
+    /// request (PROTOCOL.md 4.10.2): the stream ends at once, and the request's ending is dropped when it comes.
+    /// Until then the request id stays in flight (another request with it fails with
+    /// ``ClientError/Code/duplicateRequest``, as the broker would answer).
     public func send(
         intent: JSONValue,
         phase: RequestPhase = .lifecycle,
@@ -86,29 +102,134 @@ public final class ConciergeClient: Sendable {
         if let idempotencyKey { frames.append(Array(idempotencyKey.utf8)) }
         let (stream, continuation) = ReplyStream.makeStream()
         let core = self.core
+        let serial = nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue
         continuation.onTermination = { termination in
-            if case .cancelled = termination { core.submit(.cancel(id: id)) }
+            if case .cancelled = termination { core.submit(.abandon(id: id, serial: serial)) }
         }
-        core.submit(.request(id: id, frames: frames, continuation: continuation))
+        core.submit(.request(id: id, serial: serial, frames: frames, continuation: continuation))
         return stream
     }
 
     /// Sends a request and returns its final (or error) reply, skipping progress.
+    ///
+    /// With a `retry` policy, an ending that may be temporary (``RetryPolicy/retryableCodes``: `busy`,
+    /// `worker-lost`, `timeout`, ``ClientError/Code/brokerRestarted``, ``ClientError/Code/connectionLost``) is
+    /// retried after the policy's backoff, with the same idempotency key and body and a new request id; without an
+    /// `idempotencyKey` one is generated (``makeIdempotencyKey()``), so that no retry runs the intent twice.
+    /// ``Reply/attempts`` (or ``ClientError/attempts``) tells how many attempts were made. The policy is a parameter
+    /// of the call rather than of ``ClientConfiguration`` because retrying is a decision about one operation: it
+    /// adds a key (version 02 on the wire), and it can multiply the call's duration by the attempts and backoffs.
+    ///
+    /// `events` hears of every attempt, reply (progress included) and backoff as they happen (on the calling task:
+    /// keep it short). A `requestID` names the first attempt; retries get ids of their own.
+    ///
+    /// Cancelling the calling Task sends CANCEL for the attempt in flight (or ends the backoff wait) and throws
+    /// `CancellationError`.
     public func request(
         intent: JSONValue,
         phase: RequestPhase = .lifecycle,
         deadline: Duration? = nil,
         requestID: String? = nil,
-        idempotencyKey: String? = nil
+        idempotencyKey: String? = nil,
+        retry: RetryPolicy? = nil,
+        events: (@Sendable (RequestEvent) -> Void)? = nil
     ) async throws -> Reply {
-        var last: Reply?
-        let replies = send(
-            intent: intent, phase: phase, deadline: deadline, requestID: requestID, idempotencyKey: idempotencyKey)
-        for try await reply in replies {
-            last = reply
+        let type = intent["type"]?.stringValue ?? ""
+        let body = JSONValue.object(["intent": intent]).serialized()
+        return try await request(
+            intentType: type, phase: phase, body: body, deadline: deadline, requestID: requestID,
+            idempotencyKey: idempotencyKey, retry: retry, events: events)
+    }
+
+    /// ``request(intent:phase:deadline:requestID:idempotencyKey:retry:events:)`` with a raw Interaction body.
+    public func request(
+        intentType: String,
+        phase: RequestPhase,
+        body: [UInt8],
+        deadline: Duration? = nil,
+        requestID: String? = nil,
+        idempotencyKey: String? = nil,
+        retry: RetryPolicy? = nil,
+        events: (@Sendable (RequestEvent) -> Void)? = nil
+    ) async throws -> Reply {
+        let policy = retry ?? RetryPolicy(maxAttempts: 1)
+        let key = idempotencyKey ?? (retry == nil ? nil : Self.makeIdempotencyKey())
+        var attempt = 1
+        while true {
+            let id = attempt == 1 ? (requestID ?? makeRequestID()) : makeRequestID()
+            let ending: Result<Reply, ClientError>
+            do {
+                var last: Reply?
+                let replies = send(
+                    intentType: intentType, phase: phase, body: body, deadline: deadline, requestID: id,
+                    idempotencyKey: key)
+                // After `send`: a CANCEL for this id, prompted by the event, goes out after the REQUEST.
+                events?(.sent(attempt: attempt, requestID: id, idempotencyKey: key))
+                for try await var reply in replies {
+                    reply.attempts = attempt
+                    events?(.reply(reply))
+                    if reply.isFinal { last = reply }
+                }
+                guard let last else {
+                    // The stream ends without an ending only when the Task was cancelled.
+                    try Task.checkCancellation()
+                    throw ClientError(code: .connectionLost, message: "request \(id) ended without a reply")
+                }
+                ending = .success(last)
+            } catch var error as ClientError {
+                error.attempts = attempt
+                ending = .failure(error)
+            }
+            let code: String?
+            switch ending {
+            case .success(let reply): code = reply.status == .error ? reply.errorCode : nil
+            case .failure(let error): code = error.code.rawValue
+            }
+            guard attempt < policy.maxAttempts, let code, RetryPolicy.isRetryable(code: code) else {
+                return try ending.get()
+            }
+            let backoff = policy.backoff(beforeRetry: attempt)
+            events?(.retrying(attempt: attempt, code: code, backoff: backoff))
+            try await Task.sleep(for: backoff)
+            attempt += 1
         }
-        guard let last else { throw ClientError(code: .connectionLost, message: "no reply") }
-        return last
+    }
+
+    /// Asks the broker to stop request `requestID` (`CIPC02 CANCEL`, PROTOCOL.md 4.10.2) and returns the request's
+    /// ending: error `cancelled` if it was stopped, or its `final` (or other error) reply if it ended first.
+    ///
+    /// For a request in flight on this client, that ending is also what the request's stream (or `request` call)
+    /// gets. For a request id not in flight on this client, the broker answers as STATUS would (``status(of:)``):
+    /// the stored ending of a request that ended, error `unknown-request` if it knows none (or, if it still had a
+    /// request with that id in flight for this client's routing id, that request's ending). Throws
+    /// ``ClientError/Code/cancelUnsupported`` if the broker does not know CANCEL, ``ClientError/Code/badRequestID``
+    /// for an id of no or more than 255 bytes, and the client's errors (``ClientError/Code/connectionLost``, ...).
+    /// The wait ends with the request's ending; cancelling the calling Task does not end it.
+    public func cancel(requestID: String) async throws -> Reply {
+        guard (1...CIP.maxRequestIDLength).contains(requestID.utf8.count) else {
+            throw ClientError(code: .badRequestID, message: "a request id has 1 to 255 bytes")
+        }
+        return try await withCheckedThrowingContinuation { continuation in
+            core.submit(.cancel(id: requestID, continuation: continuation))
+        }
+    }
+
+    /// A random idempotency key, a UUID in its usual text form (36 bytes), as generated for a ``RetryPolicy``
+    /// without a caller's key.
+    public static func makeIdempotencyKey() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4
+        bytes[8] = (bytes[8] & 0x3F) | 0x80  // variant 1
+        let hex = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if [4, 6, 8, 10].contains(index) { text.append(UInt8(ascii: "-")) }
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Asks the broker about a request sent on this connection: progress while it runs, then its stored

@@ -37,6 +37,9 @@ public struct LoadConfiguration: Sendable {
     public var connectTimeout: Duration
     /// CURVE: the broker's public key and the load client's key pair (on the broker's client allowlist); nil: none.
     public var curve: CurveClientKeys?
+    /// Every request carries a fresh idempotency key (a `CIPC02` REQUEST with F7: this run's random prefix and the
+    /// request's number), to measure what keys cost the broker (PROTOCOL.md 4.10.1).
+    public var idempotencyKeys: Bool
 
     public init(
         endpoint: String = "tcp://127.0.0.1:5555",
@@ -50,7 +53,8 @@ public struct LoadConfiguration: Sendable {
         maxInFlight: Int = 200_000,
         progressInterval: Duration = .seconds(1),
         connectTimeout: Duration = .seconds(5),
-        curve: CurveClientKeys? = nil
+        curve: CurveClientKeys? = nil,
+        idempotencyKeys: Bool = false
     ) {
         self.endpoint = endpoint
         self.mode = mode
@@ -64,6 +68,7 @@ public struct LoadConfiguration: Sendable {
         self.progressInterval = progressInterval
         self.connectTimeout = connectTimeout
         self.curve = curve
+        self.idempotencyKeys = idempotencyKeys
     }
 
     /// Checks the values against each other; throws ``LoadError/Code/badConfiguration``.

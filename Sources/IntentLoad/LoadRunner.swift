@@ -92,6 +92,9 @@ struct LoadEngine: ~Copyable {
     let prepared: [Prepared]
     let deadlineFrame: [UInt8]
     let deadlineNanos: UInt64
+    /// With idempotency keys: this run's random key prefix; `keyBuffer` holds it, then the request's number.
+    let keyPrefixCount: Int
+    var keyBuffer: [UInt8] = []
     var inflight: [UInt64: InFlight] = [:]
     var nextID: UInt64 = 1
     var random = SplitMix64(seed: 0x5EED_C0C1_E26E)
@@ -125,6 +128,11 @@ struct LoadEngine: ~Copyable {
         }
         deadlineFrame = Array(String(configuration.deadlineMilliseconds).utf8)
         deadlineNanos = UInt64(configuration.deadlineMilliseconds) * 1_000_000
+        // "load-<16 hex digits>-": keys of runs never collide; the number after it makes each request's key fresh.
+        let prefix = "load-" + String(UInt64.random(in: 0...UInt64.max), radix: 16) + "-"
+        keyPrefixCount = prefix.utf8.count
+        keyBuffer.reserveCapacity(keyPrefixCount + 20)
+        keyBuffer.append(contentsOf: prefix.utf8)
     }
 
     func close() {
@@ -334,28 +342,47 @@ struct LoadEngine: ~Copyable {
             strayReplies: strayReplies,
             timeline: recorder.timeline,
             firstReplyHistogram: recorder.firstReply,
-            finalReplyHistogram: recorder.finalReply
+            finalReplyHistogram: recorder.finalReply,
+            idempotencyKeys: configuration.idempotencyKeys
         )
     }
 
     // MARK: Requests and replies
 
-    /// Sends one request: `[CIPC01, REQUEST, id, type, phase, deadline, body]`.
+    /// Sends one request: `[CIPC01, REQUEST, id, type, phase, deadline, body]`, or with idempotency keys
+    /// `[CIPC02, REQUEST, id, type, phase, deadline, body, key]`.
     mutating func send(connection: Int, intended: UInt64, now: UInt64, measured: Bool) throws(ZMQError) {
         let item = prepared.count == 1 ? 0 : workload.pick(random.next())
         let id = nextID
         nextID &+= 1
         let socket = sockets[connection]
         let prepared = prepared[item]
+        let keyed = configuration.idempotencyKeys
         // HWM 0: libzmq queues without limit (bounded by maxInFlight), so these sends never block.
-        try socket.send(CIP.clientSignature, more: true)
+        try socket.send(keyed ? CIP.clientSignatureV2 : CIP.clientSignature, more: true)
         try socket.send(CIP.Client.request, more: true)
         try socket.send(withUnsafeBytes(of: id) { Array($0) }, more: true)
         try socket.send(prepared.intentType, more: true)
         try socket.send(prepared.phase, more: true)
         try socket.send(deadlineFrame, more: true)
-        try socket.send(prepared.body)
+        try socket.send(prepared.body, more: keyed)
+        if keyed {
+            setKey(id)
+            try socket.send(keyBuffer)
+        }
         inflight[id] = InFlight(intended: intended, sent: now, connection: Int32(connection), measured: measured)
+    }
+
+    /// Puts request `id`'s key in `keyBuffer`: the run's prefix, then `id` in decimal (no allocation: the buffer
+    /// has room for the prefix and 20 digits).
+    mutating func setKey(_ id: UInt64) {
+        keyBuffer.removeLast(keyBuffer.count - keyPrefixCount)
+        var value = id
+        repeat {
+            keyBuffer.append(UInt8(ascii: "0") + UInt8(value % 10))
+            value /= 10
+        } while value > 0
+        keyBuffer[keyPrefixCount...].reverse()
     }
 
     /// Reads connection `connection`'s monitor: when the connection comes back after a disconnect, asks STATUS
@@ -378,11 +405,13 @@ struct LoadEngine: ~Copyable {
 
     /// Handles one message from the broker. Returns the request it ended, if it ended one.
     mutating func handleReply(_ message: inout ZMQMultipart, now: UInt64, recorder: inout LoadRecorder) -> InFlight? {
-        // [CIPC01, REPLY, id, status, phase, body]
-        if message.count == 6, message.equals(1, CIP.Broker.status), message.size(2) == 8 {
+        // [CIPC01, REPLY, id, status, phase, body], or [CIPC02, REPLY, id, status, phase, body, flags] in answer to a
+        // keyed request.
+        let wellFormed = message.count == 6 || (message.count == 7 && message.equals(0, CIP.clientSignatureV2))
+        if wellFormed, message.equals(1, CIP.Broker.status), message.size(2) == 8 {
             return handleSweepAnswer(&message, now: now, recorder: &recorder)
         }
-        guard message.count == 6, message.equals(1, CIP.Broker.reply), message.size(2) == 8 else {
+        guard wellFormed, message.equals(1, CIP.Broker.reply), message.size(2) == 8 else {
             if !(message.count == 2 && message.equals(1, CIP.Broker.pong)) { strayReplies += 1 }
             return nil
         }

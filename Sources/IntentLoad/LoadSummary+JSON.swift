@@ -3,7 +3,8 @@ public import ConciergeJSON
 extension LoadSummary {
     /// The machine-readable summary (`concierge load --json`): `throughput_rps`, `requests`, `first_reply_us` and
     /// `final_reply_us` (each with `p50`, `p90`, `p99`, `p999`, `max`, `mean`, `count`), `outcomes`,
-    /// `deadline_misses`, and the rest of the run's figures; latencies in microseconds.
+    /// `deadline_misses`, `idempotency_keys` (whether every request carried a fresh key), and the rest of the run's
+    /// figures; latencies in microseconds.
     public var json: JSONValue {
         func percentiles(_ value: LatencyPercentiles) -> JSONValue {
             [
@@ -34,6 +35,7 @@ extension LoadSummary {
             "final_reply_us": percentiles(finalReply),
             "client_backlog_max": .int(Int64(clientBacklogMax)),
             "stray_replies": .int(Int64(strayReplies)),
+            "idempotency_keys": .bool(idempotencyKeys),
             "timeline": .array(
                 timeline.map {
                     [

@@ -6,7 +6,9 @@ extension LoadSummary {
             mode == "closed"
             ? "closed loop, \(concurrency ?? 0) in flight"
             : "open loop, \(LoadFormat.grouped(Int(targetRate ?? 0))) req/s target"
-        lines.append("Concierge load: \(shape) over \(connections) connection(s), deadline \(deadlineMilliseconds) ms")
+        lines.append(
+            "Concierge load: \(shape) over \(connections) connection(s), deadline \(deadlineMilliseconds) ms"
+                + (idempotencyKeys ? ", a fresh idempotency key per request" : ""))
         lines.append("workload: \(workload.joined(separator: "; "))")
         lines.append(
             "measured \(LoadFormat.fixed(durationSeconds, 2)) s after a \(LoadFormat.fixed(warmupSeconds, 1)) s warm-up"

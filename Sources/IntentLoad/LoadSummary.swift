@@ -48,6 +48,8 @@ public struct LoadSummary: Sendable {
     /// The full distributions (microseconds), for percentile-distribution files.
     public var firstReplyHistogram: Histogram<UInt64>
     public var finalReplyHistogram: Histogram<UInt64>
+    /// Every request carried a fresh idempotency key (``LoadConfiguration/idempotencyKeys``).
+    public var idempotencyKeys: Bool = false
 
     /// Error replies plus unanswered requests.
     public var errors: Int { errorReplies + unanswered }

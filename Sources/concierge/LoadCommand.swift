@@ -89,6 +89,12 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Echo: milliseconds of CPU the handler burns.")
     var cpuMs: Int = 0
 
+    @Flag(
+        help:
+            "Give every request a fresh idempotency key (CIPC02 REQUEST with a key), to measure what keys cost the broker."
+    )
+    var idempotency = false
+
     @Flag(help: "Print the JSON summary on standard output instead of the table.")
     var json = false
 
@@ -205,7 +211,8 @@ struct LoadCommand: AsyncParsableCommand {
             warmup: try warmup.map { try parse($0, "--warmup") } ?? defaults.warmup, deadlineMilliseconds: deadlineMs,
             drainTimeout: try drainTimeout.map { try parse($0, "--drain-timeout") } ?? defaults.drainTimeout,
             maxInFlight: maxInFlight,
-            connectTimeout: try connectTimeout.map { try parse($0, "--connect-timeout") } ?? defaults.connectTimeout
+            connectTimeout: try connectTimeout.map { try parse($0, "--connect-timeout") } ?? defaults.connectTimeout,
+            idempotencyKeys: idempotency
         )
     }
 

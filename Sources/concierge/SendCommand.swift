@@ -4,6 +4,7 @@ import ConciergeJSON
 import Foundation
 import IntentClient
 import IntentWire
+import Synchronization
 import ZeroMQ
 
 struct SendCommand: AsyncParsableCommand {
@@ -16,8 +17,14 @@ struct SendCommand: AsyncParsableCommand {
             1 for an error reply, 2 when the broker could not be reached (or stopped answering, or no final reply \
             came within --timeout), 3 when the broker restarted while the request was in flight: the connection \
             came back, and the new broker does not know the request (error broker-restarted; whether it ran is \
-            unknown). With --idempotency-key, sending the same intent again with the same key never runs it \
-            twice: a completed key prints its stored final reply again, with "replay": true.
+            unknown), 130 when the request was cancelled. With --idempotency-key, sending the same intent again \
+            with the same key never runs it twice: a completed key prints its stored final reply again, with \
+            "replay": true. With --retry N, an error busy, worker-lost, timeout, broker-restarted or \
+            connection-lost is retried (up to N attempts in all, waiting 100 ms, 200 ms, ... up to 2 s between \
+            them) with the same idempotency key (a random one when --idempotency-key is not given); every line \
+            then has "attempt": n, and each retry is announced on standard error. Ctrl-C (SIGINT) while waiting \
+            sends CANCEL for the request and prints the reply that ends it: error cancelled (exit status 130), or \
+            its final reply if it finished first (0); a second Ctrl-C exits at once (130).
             """
     )
 
@@ -39,6 +46,13 @@ struct SendCommand: AsyncParsableCommand {
             valueName: "key"))
     var idempotencyKey: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Attempts in all (1 to 100; default 1, no retry): retry busy, worker-lost, timeout, broker-restarted and "
+                + "connection-lost with the same idempotency key.",
+            valueName: "n"))
+    var retry: Int = 1
+
     @OptionGroup var curve: CurveClientOptions
 
     /// The client's heartbeat: with no broker answering, the request fails (exit status 2) after three intervals.
@@ -50,6 +64,9 @@ struct SendCommand: AsyncParsableCommand {
     @Argument(help: "The intent as JSON (default: read standard input).")
     var json: String?
 
+    /// The exit status for a request cancelled by Ctrl-C (128 + SIGINT, as shells report it).
+    static let cancelledStatus: Int32 = 130
+
     func run() async throws {
         guard let phase = RequestPhase(phase) else {
             throw ValidationError("phase must be resolve, confirm, handle or lifecycle")
@@ -57,6 +74,7 @@ struct SendCommand: AsyncParsableCommand {
         if let idempotencyKey, idempotencyKey.isEmpty || idempotencyKey.utf8.count > CIP.maxIdempotencyKeyLength {
             throw ValidationError("--idempotency-key takes 1 to 255 bytes")
         }
+        guard (1...100).contains(retry) else { throw ValidationError("--retry takes 1 to 100 attempts") }
         let text = json ?? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
         let value: JSONValue
         do {
@@ -79,49 +97,191 @@ struct SendCommand: AsyncParsableCommand {
             )
         )
         defer { client.close() }
-        let stream = client.send(
-            intentType: intentType, phase: phase, body: interaction.serialized(),
-            deadline: deadlineMs.map { .milliseconds($0) }, requestID: id, idempotencyKey: idempotencyKey
-        )
-        let exitCode: Int32
-        do {
-            exitCode = try await withThrowingTaskGroup(of: Int32.self) { group in
-                group.addTask {
-                    var code: Int32 = 2
-                    for try await reply in stream {
-                        var fields: [String: JSONValue] = [
-                            "request_id": .string(reply.requestID), "status": .string(reply.status.rawValue),
-                            "phase": .string(reply.phase),
-                            "body": reply.json ?? .string(String(decoding: reply.body, as: UTF8.self)),
-                        ]
-                        if reply.isReplay { fields["replay"] = true }
-                        let line = JSONValue.object(fields)
-                        FileHandle.standardOutput.write(Data((line.serializedString() + "\n").utf8))
-                        if reply.isFinal { code = reply.status == .final ? 0 : 1 }
-                    }
-                    return code
-                }
-                group.addTask {
-                    try await Task.sleep(for: .seconds(timeout))
-                    return -1
-                }
-                let first = try await group.next() ?? 2
-                group.cancelAll()
-                return first
+
+        let printer = SendPrinter(showAttempt: retry > 1)
+        let (outcomes, outcome) = AsyncStream<SendOutcome>.makeStream()
+        let policy = retry > 1 ? RetryPolicy(maxAttempts: retry) : nil
+        let body = interaction.serialized()
+        let deadline = deadlineMs.map { Duration.milliseconds($0) }
+        let (id, idempotencyKey) = (self.id, self.idempotencyKey)
+        let requestTask = Task {
+            do {
+                let reply = try await client.request(
+                    intentType: intentType, phase: phase, body: body, deadline: deadline, requestID: id,
+                    idempotencyKey: idempotencyKey, retry: policy, events: { printer.handle($0) })
+                outcome.yield(.ended(.success(reply)))
+            } catch {
+                outcome.yield(.ended(.failure(error)))
             }
-        } catch let error as ClientError where error.code == .brokerRestarted {
+        }
+        let timeout = self.timeout
+        let timer = Task {
+            try? await Task.sleep(for: .seconds(timeout))
+            if !Task.isCancelled { outcome.yield(.timedOut) }
+        }
+        defer { timer.cancel() }
+
+        // Ctrl-C: CANCEL the attempt in flight and wait for its ending; a second Ctrl-C exits at once.
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT)
+        interrupt.setEventHandler {
+            switch printer.interrupt() {
+            case .exitNow:
+                FileHandle.standardError.write(Data("concierge send: interrupted\n".utf8))
+                Foundation.exit(Self.cancelledStatus)
+            case .cancel(let inFlight):
+                Task {
+                    do {
+                        outcome.yield(.cancelAnswered(.success(try await client.cancel(requestID: inFlight))))
+                    } catch {
+                        outcome.yield(.cancelAnswered(.failure(error)))
+                    }
+                }
+            case .stop:
+                break
+            }
+            // Stops the retries (and a backoff wait); the attempt's own CANCEL answer ends the wait above.
+            requestTask.cancel()
+        }
+        interrupt.resume()
+        defer { interrupt.cancel() }
+
+        for await event in outcomes {
+            switch event {
+            case .timedOut:
+                FileHandle.standardError.write(Data("concierge send: no final reply within \(timeout) s\n".utf8))
+                throw ExitCode(2)
+            case .ended(.success(let reply)), .cancelAnswered(.success(let reply)):
+                printer.printEnding(reply)
+                throw Self.exitCode(for: reply)
+            case .ended(.failure(let error)):
+                if error is CancellationError && printer.interrupted {
+                    // Ctrl-C: the answer to the CANCEL follows, if an attempt was in flight.
+                    if printer.cancelSent { continue }
+                    FileHandle.standardError.write(Data("concierge send: interrupted\n".utf8))
+                    throw ExitCode(Self.cancelledStatus)
+                }
+                try Self.fail(error)
+            case .cancelAnswered(.failure(let error)):
+                FileHandle.standardError.write(Data("concierge send: cancel: \(error)\n".utf8))
+                throw ExitCode(Self.cancelledStatus)
+            }
+        }
+    }
+
+    /// The exit status for a request's ending: 0 final, 130 `cancelled`, 1 another error.
+    static func exitCode(for reply: Reply) -> ExitCode {
+        if reply.status == .final { return .success }
+        return ExitCode(reply.errorCode == WireErrorCode.cancelled.rawValue ? cancelledStatus : 1)
+    }
+
+    static func fail(_ error: any Error) throws -> Never {
+        if let error = error as? ClientError, error.code == .brokerRestarted {
             FileHandle.standardError.write(
                 Data("concierge send: \(error) (send it again only if running it twice is safe)\n".utf8)
             )
             throw ExitCode(3)
-        } catch let error as ClientError {
-            FileHandle.standardError.write(Data("concierge send: \(error)\n".utf8))
-            throw ExitCode(2)
         }
-        if exitCode == -1 {
-            FileHandle.standardError.write(Data("concierge send: no final reply within \(timeout) s\n".utf8))
-            throw ExitCode(2)
+        FileHandle.standardError.write(Data("concierge send: \(error)\n".utf8))
+        throw ExitCode(2)
+    }
+}
+
+/// What ends `concierge send`'s wait.
+private enum SendOutcome: Sendable {
+    /// The request (with its retries) ended.
+    case ended(Result<Reply, any Error>)
+    /// The answer to the CANCEL sent on Ctrl-C.
+    case cancelAnswered(Result<Reply, any Error>)
+    case timedOut
+}
+
+/// Prints the replies of `concierge send` (one JSON line each), and remembers the attempt in flight for Ctrl-C.
+/// The ending is printed once, whether it comes with the request or as the answer to a CANCEL.
+private final class SendPrinter: Sendable {
+    private struct State {
+        /// The request id of the attempt in flight.
+        var inFlight: String?
+        var interrupts = 0
+        /// Ctrl-C sent CANCEL for the attempt in flight.
+        var cancelSent = false
+        var endingPrinted = false
+        /// The last final or error reply printed by ``handle(_:)``.
+        var lastEnding: Reply?
+    }
+
+    /// What to do on Ctrl-C.
+    enum Interrupt {
+        /// CANCEL this request id (the attempt in flight).
+        case cancel(String)
+        /// No attempt in flight (between attempts): stop.
+        case stop
+        /// The second Ctrl-C.
+        case exitNow
+    }
+
+    private let state = Mutex(State())
+    private let showAttempt: Bool
+
+    init(showAttempt: Bool) { self.showAttempt = showAttempt }
+
+    var interrupted: Bool { state.withLock { $0.interrupts > 0 } }
+
+    var cancelSent: Bool { state.withLock { $0.cancelSent } }
+
+    /// Handles one event of the request: prints replies (until Ctrl-C; the ending that counts is printed by
+    /// ``printEnding(_:)``), announces retries on standard error.
+    func handle(_ event: RequestEvent) {
+        switch event {
+        case .sent(_, let requestID, _):
+            state.withLock { $0.inFlight = requestID }
+        case .reply(let reply):
+            state.withLock { state in
+                if reply.isFinal { state.inFlight = nil }
+                // After Ctrl-C only the ending of the cancelled attempt is printed (by printEnding).
+                guard state.interrupts == 0, !state.endingPrinted else { return }
+                if reply.isFinal { state.lastEnding = reply }
+                write(reply)
+            }
+        case .retrying(let attempt, let code, let backoff):
+            let milliseconds =
+                backoff.components.seconds * 1000 + backoff.components.attoseconds / 1_000_000_000_000_000
+            FileHandle.standardError.write(
+                Data("concierge send: attempt \(attempt) ended with \(code); retrying in \(milliseconds) ms\n".utf8))
         }
-        if exitCode != 0 { throw ExitCode(exitCode) }
+    }
+
+    /// Ctrl-C: what to do.
+    func interrupt() -> Interrupt {
+        state.withLock { state in
+            state.interrupts += 1
+            guard state.interrupts == 1 else { return .exitNow }
+            guard let inFlight = state.inFlight else { return .stop }
+            state.cancelSent = true
+            return .cancel(inFlight)
+        }
+    }
+
+    /// Prints the ending of the request, unless it was printed already.
+    func printEnding(_ reply: Reply) {
+        state.withLock { state in
+            guard !state.endingPrinted else { return }
+            state.endingPrinted = true
+            // A reply already printed by `handle` (the ending came before Ctrl-C) is not printed again.
+            if state.lastEnding == reply { return }
+            write(reply)
+        }
+    }
+
+    private func write(_ reply: Reply) {
+        var fields: [String: JSONValue] = [
+            "request_id": .string(reply.requestID), "status": .string(reply.status.rawValue),
+            "phase": .string(reply.phase),
+            "body": reply.json ?? .string(String(decoding: reply.body, as: UTF8.self)),
+        ]
+        if reply.isReplay { fields["replay"] = true }
+        if showAttempt { fields["attempt"] = .int(Int64(reply.attempts)) }
+        let line = JSONValue.object(fields)
+        FileHandle.standardOutput.write(Data((line.serializedString() + "\n").utf8))
     }
 }

@@ -212,6 +212,10 @@ final class FakeBroker: Sendable {
         var phase: String
         var deadline: String
         var body: [UInt8]
+        /// F0: `CIPC01`, or `CIPC02` for a request with an idempotency key.
+        var signature: String = "CIPC01"
+        /// F7 of a `CIPC02` REQUEST (the idempotency key; empty for none); nil for `CIPC01`.
+        var key: [UInt8]? = nil
     }
 
     /// A message to send back on the request's connection, `after` it came: the frames after the routing id.
@@ -228,6 +232,18 @@ final class FakeBroker: Sendable {
                 frames: [
                     CIP.clientSignature.bytes, CIP.Broker.reply.bytes, id, status.bytes, Array(phase.utf8),
                     Array(body.utf8),
+                ]
+            )
+        }
+
+        /// `[CIPC02, REPLY, id, status, phase, body, flags]`: the version-02 answer to a keyed request.
+        static func replyV2(
+            _ status: StaticString, id: [UInt8], phase: String = "handle", body: String, flags: String = ""
+        ) -> Reply {
+            Reply(
+                frames: [
+                    CIP.clientSignatureV2.bytes, CIP.Broker.reply.bytes, id, status.bytes, Array(phase.utf8),
+                    Array(body.utf8), Array(flags.utf8),
                 ]
             )
         }
@@ -300,12 +316,16 @@ final class FakeBroker: Sendable {
                     let connection = message[0]
                     if message[2] == CIP.Client.ping.bytes {
                         try router.send(multipart: [connection, CIP.clientSignature.bytes, CIP.Broker.pong.bytes])
-                    } else if message[2] == CIP.Client.request.bytes, message.count == 8 {
+                    } else if message[2] == CIP.Client.request.bytes,
+                        message.count == 8 || (message.count == 9 && message[1] == CIP.clientSignatureV2.bytes)
+                    {
                         let request = Request(
                             connection: connection, id: message[3],
                             intentType: String(decoding: message[4], as: UTF8.self),
                             phase: String(decoding: message[5], as: UTF8.self),
-                            deadline: String(decoding: message[6], as: UTF8.self), body: message[7]
+                            deadline: String(decoding: message[6], as: UTF8.self), body: message[7],
+                            signature: String(decoding: message[1], as: UTF8.self),
+                            key: message.count == 9 ? message[8] : nil
                         )
                         let index = received.withLock {
                             $0.append(request)
