@@ -14,6 +14,8 @@ public struct BrokerStatistics: Sendable, Equatable {
     public var idempotencyEvictions = 0
     /// Requests ended `cancelled` by their client's CANCEL (issue 11).
     public var cancelledRequests = 0
+    /// Requests read back from the journal at start, accepted by an earlier run and not ended (issue 12).
+    public var requestsRecovered = 0
     /// CANCELs sent to workers (a client's CANCEL of a running job, or the hard limit).
     public var jobsCancelled = 0
     public var jobsDispatched = 0

@@ -51,7 +51,8 @@ public struct RetryPolicy: Sendable, Hashable {
     /// `broker-restarted` and `connection-lost` (each a failure after which the same key may run, or has run, once).
     public static let retryableCodes: Set<String> = [
         WireErrorCode.busy.rawValue, WireErrorCode.workerLost.rawValue, WireErrorCode.timeout.rawValue,
-        ClientError.Code.brokerRestarted.rawValue, ClientError.Code.connectionLost.rawValue,
+        WireErrorCode.outcomeUnknown.rawValue, ClientError.Code.brokerRestarted.rawValue,
+        ClientError.Code.connectionLost.rawValue,
     ]
 
     /// Whether an error with this code (an error reply's `code`, or a ``ClientError/Code``'s raw value) is retried.

@@ -58,4 +58,7 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let idempotencyConflict = WireErrorCode("idempotency-conflict")
     /// The request was cancelled by its client (CANCEL), or the job by the broker (section 4.10.2, 5.13).
     public static let cancelled = WireErrorCode("cancelled")
+    /// The broker restarted (or another took over) while the request's handle job ran: whether it ran is unknown
+    /// (issue 12, `Docs/JOURNAL.md`). With an idempotency key, a retry runs as the next attempt.
+    public static let outcomeUnknown = WireErrorCode("outcome-unknown")
 }

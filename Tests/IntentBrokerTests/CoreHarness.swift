@@ -44,10 +44,43 @@ struct CoreHarness {
     /// Checked after every step.
     var checkInvariants = true
 
-    init(_ configuration: BrokerConfiguration = .init()) throws {
+    /// With a journal (issue 12): what the journal holds, as the shell would have committed it batch by batch.
+    var journal: JournalModel?
+    let configuration: BrokerConfiguration
+
+    init(_ configuration: BrokerConfiguration = .init(), journaling: Bool = false) throws {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        core = try BrokerCore(configuration: configuration, logger: logger, now: 1_000_000_000)
+        self.configuration = configuration
+        core = try BrokerCore(
+            configuration: configuration, logger: logger, now: 1_000_000_000, journaling: journaling)
+        if journaling { journal = JournalModel() }
+    }
+
+    /// The broker process dies (SIGKILL: nothing but the journal survives) and a new one starts from the journal
+    /// at the same moment; the workers' connections and jobs are gone with it (they register again).
+    mutating func restart() throws {
+        guard let journal else { return }
+        // What the dying broker had in flight is exactly what the journal holds open.
+        let live = Set(
+            core.requests.values.flatMap { [$0.key] + $0.listeners.map(\.key) }.map {
+                String(decoding: $0.id, as: UTF8.self)
+            })
+        let recorded = Set(
+            journal.open.values.flatMap { [$0.request.key] + $0.listeners.map(\.key) }.map {
+                String(decoding: $0.id, as: UTF8.self)
+            })
+        #expect(live == recorded, "in flight \(live.sorted()), journaled \(recorded.sorted())")
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        core = try BrokerCore(configuration: configuration, logger: logger, now: now, journaling: true)
+        jobs = [:]
+        blocked = []
+        unreachable = []
+        core.restore(
+            requests: journal.recoveredRequests, results: journal.recoveredResults,
+            keyRecords: journal.recoveredKeyRecords, nextRequestID: journal.nextRequestID, now: now)
+        settle()
     }
 
     // MARK: Events
@@ -134,14 +167,22 @@ struct CoreHarness {
 
     mutating func settle() {
         var buffer: [BrokerAction<[UInt8]>] = []
-        while !core.actions.isEmpty {
+        var entries: [JournalEntry<[UInt8]>] = []
+        while !core.actions.isEmpty || !core.journal.isEmpty {
+            // The shell commits the batch's journal entries before it performs the batch's actions.
+            let changed = core.takeJournal(into: &entries)
+            if journal != nil {
+                journal!.apply(entries, changed: changed, core: core, now: now)
+            }
             core.takeActions(into: &buffer)
+            if let journal { journal.checkRecorded(buffer) }
             var index = 0
             while index < buffer.count {
                 defer { index += 1 }
                 switch buffer[index] {
                 case .sendJob(let job):
                     guard core.shouldSend(job, now: now) else { continue }
+                    journal?.checkRecorded(job)
                     let name = String(decoding: job.routingID, as: UTF8.self)
                     if unreachable.contains(name) {
                         var unsent = [job]

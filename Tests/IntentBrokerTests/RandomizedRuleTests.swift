@@ -26,8 +26,10 @@ import Testing
         }
     }
 
-    static func run(_ steps: [Int]) throws {
-        var broker = try CoreHarness(configuration)
+    /// With `journaling`, the broker also crashes and restarts from its journal now and then (nothing else
+    /// survives), and the harness checks that every batch's JOBs and REPLYs were recorded first.
+    static func run(_ steps: [Int], journaling: Bool = false, label: String = "") throws {
+        var broker = try CoreHarness(configuration, journaling: journaling)
         var sent: [(client: String, id: String)] = []
         for (index, step) in steps.enumerated() {
             let kind = step % 12
@@ -72,7 +74,9 @@ import Testing
                 if choice / 3 % 3 == 1 { broker.blocked.insert(worker) }
                 if choice / 3 % 3 == 2 { broker.unreachable.insert(worker) }
             default:
-                if choice % 9 == 0 {
+                if journaling && choice % 9 == 4 {
+                    try broker.restart()
+                } else if choice % 9 == 0 {
                     broker.shutdown(finish: false)
                 } else if choice % 9 <= 3, !sent.isEmpty {
                     let request = sent[choice % sent.count]
@@ -99,9 +103,9 @@ import Testing
         #expect(broker.queued == 0)
         for request in sent {
             let replies = broker.replies(to: request.id, client: request.client)
-            #expect(replies.filter(\.isEnding).count == 1, "\(request.id): \(replies)")
+            #expect(replies.filter(\.isEnding).count == 1, "\(label) \(request.id): \(replies)")
             #expect(replies.last?.isEnding == true, "\(request.id): \(replies)")
-            #expect(replies.filter { $0.status == .progress }.count <= 1, "\(request.id): \(replies)")
+            #expect(replies.filter { $0.status == .progress }.count <= 1, "\(label) \(request.id): \(replies)")
         }
         let handleJobs = broker.delivered.filter { $0.phase == .handle }.map(\.request)
         #expect(Set(handleJobs).count == handleJobs.count, "a handle job was sent twice")

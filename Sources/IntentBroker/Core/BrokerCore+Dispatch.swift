@@ -58,7 +58,11 @@ extension BrokerCore {
         nextJobID &+= 1
         requests.values[slot].state = .running(worker: workerID, job: jobID)
         requests.values[slot].started = true
-        if requests.values[slot].phase == .handle { requests.values[slot].handleSent = true }
+        if requests.values[slot].phase == .handle {
+            // Recorded before the JOB leaves (the shell commits a batch's journal before its actions).
+            if journaling && !requests.values[slot].handleSent { journal.append(.handleDispatched(id)) }
+            requests.values[slot].handleSent = true
+        }
         workers.values[workerSlot].jobs[jobID] = id
         statistics.jobsDispatched += 1
         let request = requests.values[slot]

@@ -48,6 +48,12 @@ extension BrokerCore {
                 problems.append("request \(request.id) runs a key whose record names request \(holder)")
             }
         }
+        // A key in flight is run by a request in flight (a duplicate attaches to it).
+        for (scope, record) in idempotency.records {
+            if case .inFlight(let id) = record.state, requests[id]?.idempotency != scope {
+                problems.append("a key's record names request \(id) in flight, which does not run it")
+            }
+        }
         // An attempt whose outcome is unknown is remembered only while its job is still on a live worker, and no
         // later attempt of its key is in flight meanwhile.
         var stillRunning = Set<IdempotencyScope>()

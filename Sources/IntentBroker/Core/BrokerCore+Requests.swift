@@ -101,6 +101,7 @@ extension BrokerCore {
         requests[id] = request
         requestIDs[key] = id
         if !identity.isEmpty { identityRequestIDs[RequestKey(client: identity, id: requestID)] = id }
+        if journaling { journal.append(.accepted(request, intentType: intentTypes[type].name)) }
         statistics.requestsAccepted += 1
         // Act a little before the deadline so that the first reply arrives by it (section 6.3).
         setTimer(.deadline, at: now + deadline - replyMargin(deadline), for: id)
@@ -114,7 +115,9 @@ extension BrokerCore {
     ) {
         guard let request = requests[first] else { return }
         let actAt = now + deadline - replyMargin(deadline)
-        requests[first]?.listeners.append(Listener(key: key, version: version, actAt: actAt))
+        let listener = Listener(key: key, version: version, actAt: actAt)
+        requests[first]?.listeners.append(listener)
+        if journaling { journal.append(.attached(first, listener)) }
         setTimer(.listenerDeadline, at: actAt, for: first)
         requestIDs[key] = first
         if !request.identity.isEmpty { identityRequestIDs[RequestKey(client: request.identity, id: key.id)] = first }
@@ -127,6 +130,7 @@ extension BrokerCore {
         guard let result = idempotency.reply(for: scope) else { return }
         statistics.replays += 1
         results.store(result, for: key, now: now)  // STATUS of the replayed request answers it too
+        if journaling { journal.append(.stored(result, key: key, at: now)) }
         actions.append(
             .reply(
                 ClientReply(

@@ -84,6 +84,7 @@ extension BrokerCore {
             }
         }
         results.expire(now: now)
+        if journaling, now > results.ttl { journal.append(.resultsExpired(before: now - results.ttl)) }
         idempotency.expire(now: now)
         for type in intentTypes.indices
         where !intentTypes[type].queue.isEmpty && !intentTypes[type].isServed(now: now) {
@@ -142,10 +143,9 @@ extension BrokerCore {
             }
             statistics.shedRequests += 1
             let busy = WireBody.error(.busy, "no worker could start the request before its deadline")
-            sendEnding(
-                ResultStore<Body>.Result(isError: true, phase: request.phase.name, payload: .bytes(busy)),
-                status: .error,
-                to: listener.key, version: listener.version, now: now)
+            let result = ResultStore<Body>.Result(isError: true, phase: request.phase.name, payload: .bytes(busy))
+            sendEnding(result, status: .error, to: listener.key, version: listener.version, now: now)
+            if journaling { journal.append(.stored(result, key: listener.key, at: now)) }
         }
     }
 

@@ -65,9 +65,15 @@ struct BrokerCore<Body> {
 
     /// What the shell must do, in order.
     var actions: [BrokerAction<Body>] = []
+    /// With a journal (issue 12): what the shell must record before it performs ``actions`` (see ``JournalEntry``).
+    let journaling: Bool
+    var journal: [JournalEntry<Body>] = []
 
-    init(configuration: BrokerConfiguration, logger: Logger, now: UInt64) throws(BrokerError) {
+    init(configuration: BrokerConfiguration, logger: Logger, now: UInt64, journaling: Bool = false)
+        throws(BrokerError)
+    {
         try configuration.validate()
+        self.journaling = journaling
         self.configuration = configuration
         self.logger = logger
         heartbeatNanos = configuration.heartbeatInterval.nanoseconds
@@ -85,6 +91,7 @@ struct BrokerCore<Body> {
         nextPaceUpdate = now + Self.paceWindow
         startupGraceEnd = now &+ configuration.startupGracePeriod.nanoseconds
         warnings = WarningLimiter(interval: configuration.peerWarningInterval.nanoseconds)
+        idempotency.tracksChanges = journaling
     }
 
     /// Logs a warning caused by `peer`, at most once per interval per peer and kind (see ``WarningLimiter``).
@@ -102,6 +109,14 @@ struct BrokerCore<Body> {
     static var paceWindow: UInt64 { 100_000_000 }
 
     var isShuttingDown: Bool { shutdownDeadline != nil }
+
+    /// Takes the journal entries queued so far, and the idempotency records changed meanwhile (the shell records both
+    /// in one transaction, before it performs the actions).
+    mutating func takeJournal(into buffer: inout [JournalEntry<Body>]) -> Set<IdempotencyScope> {
+        buffer.removeAll(keepingCapacity: true)
+        swap(&buffer, &journal)
+        return idempotency.takeChanges()
+    }
 
     /// Takes the actions queued so far (the shell performs them in order; performing one may queue more).
     mutating func takeActions(into buffer: inout [BrokerAction<Body>]) {
@@ -156,6 +171,9 @@ struct BrokerCore<Body> {
         guard let request = requests.removeValue(forKey: id) else { return }
         leaveQueue(request)
         let result = ResultStore<Body>.Result(isError: status == .error, phase: request.phase.name, payload: payload)
+        if journaling {
+            journal.append(.ended(id, result, keys: [request.key] + request.listeners.map(\.key), at: now))
+        }
         // The request, then the duplicates attached to it through its idempotency key: the same reply each.
         sendEnding(result, status: status, to: request.key, version: request.version, now: now)
         for listener in request.listeners {

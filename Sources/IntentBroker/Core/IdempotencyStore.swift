@@ -64,6 +64,11 @@ struct IdempotencyStore<Reply> {
     /// Records whose last attempt may still be running on a live worker (so that losing a worker scans only when
     /// there are some).
     private var unknownRunning = 0
+    /// With a journal (issue 12): the scopes whose record was created, changed in what the journal keeps (state,
+    /// attempts) or removed since ``takeChanges()``. Which worker may run an attempt is not kept: after a restart no
+    /// worker of the old broker runs anything for the new one.
+    var tracksChanges = false
+    private(set) var changed: Set<Scope> = []
 
     init(ttl: UInt64, capacity: Int, byteBudget: Int) {
         self.ttl = ttl
@@ -75,6 +80,7 @@ struct IdempotencyStore<Reply> {
     /// says the key is in flight as `request`.
     mutating func admit(_ scope: Scope, fingerprint: BodyFingerprint, request: RequestID) -> Admission {
         guard var record = records[scope] else {
+            note(scope)
             records[scope] = Record(
                 state: .inFlight(request), fingerprint: fingerprint, attempts: 1, cost: 0, generation: 0)
             return .run(attempt: 1)
@@ -92,6 +98,7 @@ struct IdempotencyStore<Reply> {
             record.state = .inFlight(request)
             record.attempts += 1
             records[scope] = record
+            note(scope)
             return .run(attempt: record.attempts)
         }
     }
@@ -117,6 +124,7 @@ struct IdempotencyStore<Reply> {
     /// is as if never used, unless an earlier attempt's outcome is unknown.
     mutating func forget(_ scope: Scope, now: UInt64) {
         guard let record = records[scope] else { return }
+        note(scope)
         if record.attempts > 1 {
             end(scope, .outcomeUnknown(runningOn: nil), cost: 0, now: now)
             records[scope]?.attempts -= 1
@@ -154,6 +162,7 @@ struct IdempotencyStore<Reply> {
 
     private mutating func end(_ scope: Scope, _ state: State, cost: Int, now: UInt64) {
         guard var record = records[scope] else { return }
+        note(scope)
         uncharge(&record)
         record.state = state
         record.cost = scope.cost + cost
@@ -175,7 +184,37 @@ struct IdempotencyStore<Reply> {
         guard var record = records[scope], record.generation == generation, record.cost > 0 else { return false }
         uncharge(&record)
         records.removeValue(forKey: scope)
+        note(scope)
         return true
+    }
+
+    /// Takes the scopes changed since the last call (see ``changed``).
+    mutating func takeChanges() -> Set<Scope> {
+        defer { changed.removeAll(keepingCapacity: true) }
+        return changed
+    }
+
+    /// Puts back a record read from the journal: ended ones are charged (`cost`: what their reply costs to keep) and
+    /// expire `ttl` after `endedAt` (monotonic, possibly in the past; restore them in that order); one in flight
+    /// names the recovered request running it.
+    mutating func restore(
+        _ scope: Scope, state: State, fingerprint: BodyFingerprint, attempts: Int, cost: Int, endedAt: UInt64?
+    ) {
+        records[scope] = Record(
+            state: .inFlight(0), fingerprint: fingerprint, attempts: attempts, cost: 0, generation: 0)
+        switch state {
+        case .inFlight:
+            records[scope]?.state = state
+        case .completed, .outcomeUnknown:
+            let tracking = tracksChanges
+            tracksChanges = false
+            end(scope, state, cost: cost, now: endedAt ?? 0)
+            tracksChanges = tracking
+        }
+    }
+
+    private mutating func note(_ scope: Scope) {
+        if tracksChanges { changed.insert(scope) }
     }
 
     /// Takes an ended record's bytes off the budget (it is in flight again, or going).

@@ -1,0 +1,21 @@
+import IntentWire
+
+/// What the broker core asks its shell to record in the journal (issue 12, `Docs/JOURNAL.md`) before it performs
+/// the batch's actions: the shell commits a batch's entries in one transaction, then sends its JOBs and REPLYs, so
+/// an accepted request is durable before its first reply, a handle job before its JOB, an ending before its REPLY.
+///
+/// Times are the core's (monotonic nanoseconds); the shell turns them into wall-clock time.
+enum JournalEntry<Body> {
+    /// A request was accepted (a snapshot as it was accepted; its type's name in `intentType`).
+    case accepted(BrokerRequest<Body>, intentType: [UInt8])
+    /// A duplicate was attached to accepted request `RequestID` through its idempotency key.
+    case attached(RequestID, Listener)
+    /// The request's handle job is about to be given to a worker: after a crash it may have run.
+    case handleDispatched(RequestID)
+    /// The request ended with `result`, which answers each of `keys` (the request and its attached duplicates).
+    case ended(RequestID, ResultStore<Body>.Result, keys: [RequestKey], at: UInt64)
+    /// A result stored for STATUS without a request in the table (a replay, a duplicate shed at its deadline).
+    case stored(ResultStore<Body>.Result, key: RequestKey, at: UInt64)
+    /// Results stored before this time have expired.
+    case resultsExpired(before: UInt64)
+}
