@@ -136,7 +136,8 @@ final class BrokerLoop: @unchecked Sendable {
             // Only a keyed request needs its body's fingerprint (to tell a retry from a conflicting reuse).
             let fingerprint =
                 request.idempotencyKey == nil
-                ? nil : message.withBytes(1 + ClientRequest.bodyIndex) { BodyFingerprint($0) }
+                ? nil
+                : message.withBytes(1 + ClientRequest.bodyIndex) { BodyFingerprint($0, seeds: core.fingerprintSeeds) }
             // A key's scope is the client's CURVE public key (the user id our ZAP handler gave it); without CURVE,
             // one scope all clients share (PROTOCOL.md 4.10). With CURVE it also lets a CANCEL from another
             // connection of the same key find the request.

@@ -46,6 +46,9 @@ struct BrokerCore<Body> {
     var results: ResultStore<Body>
     /// Records of idempotency keys (issue 11, `Docs/IDEMPOTENCY.md`).
     var idempotency: IdempotencyStore<ResultStore<Body>.Result>
+    /// The keys of body fingerprints: this process's, or the journal's (records read back from it must compare
+    /// equal to the fingerprints of retries).
+    var fingerprintSeeds = BodyFingerprint.processSeeds
     /// Jobs of attempts that ended without a known outcome while their worker may still run them, by job id.
     var unknownAttempts: [UInt64: IdempotencyScope] = [:]
     var statistics = BrokerStatistics()

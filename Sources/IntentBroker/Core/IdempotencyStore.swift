@@ -239,19 +239,36 @@ struct IdempotencyScope: Hashable {
 }
 
 /// A 128-bit fingerprint of a request body: two independent keyed mixes, so that a different body passes for the
-/// same one with a chance of about 2⁻¹²⁸ (and never by a client's choice: the keys are random per process).
+/// same one with a chance of about 2⁻¹²⁸ (and never by a client's choice: the keys are secret and random, per
+/// process, or per journal for a broker whose records outlive it: ``Seeds``).
 struct BodyFingerprint: Hashable {
+    /// The secret keys of the mixes.
+    struct Seeds: Hashable {
+        let first: UInt64
+        let second: UInt64
+
+        /// Fresh random keys.
+        static func random() -> Seeds { Seeds(first: .random(in: .min ... .max), second: .random(in: .min ... .max)) }
+    }
+
     let high: UInt64
     let low: UInt64
 
-    init(_ bytes: UnsafeRawBufferPointer) {
-        high = RequestKey.mix(bytes, seed: Self.seeds.0)
-        low = RequestKey.mix(bytes, seed: Self.seeds.1)
+    init(_ bytes: UnsafeRawBufferPointer, seeds: Seeds = Self.processSeeds) {
+        high = RequestKey.mix(bytes, seed: seeds.first)
+        low = RequestKey.mix(bytes, seed: seeds.second)
     }
 
-    init(_ bytes: [UInt8]) {
-        self = bytes.withUnsafeBytes { BodyFingerprint($0) }
+    init(_ bytes: [UInt8], seeds: Seeds = Self.processSeeds) {
+        self = bytes.withUnsafeBytes { BodyFingerprint($0, seeds: seeds) }
     }
 
-    private static let seeds = (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max))
+    /// Restores a fingerprint kept in a journal.
+    init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    /// This process's keys (a broker without a journal).
+    static let processSeeds = Seeds.random()
 }
