@@ -113,6 +113,13 @@ import Testing
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal)
 
+        // A copy whose WAL lost its tail mid-frame (a torn write) recovers a prefix of the commits.
+        let walBytes = try #require(FileManager.default.contents(atPath: path + "-wal"))
+        #expect(walBytes.count > 10_000)
+        let torn = directory.file("torn.sqlite")
+        try FileManager.default.copyItem(atPath: path, toPath: torn)
+        #expect(FileManager.default.createFile(atPath: torn + "-wal", contents: walBytes.prefix(walBytes.count - 3001)))
+
         // The lock went with the process; everything committed before the kill is there, and nothing half-written.
         let state = try SQLiteJournal.recovered(path)
         #expect(state.requests.count >= seen)
@@ -120,5 +127,8 @@ import Testing
         #expect(state.requests.allSatisfy { $0.body.count == 300 })
         #expect(state.nextRequestID == UInt64(state.requests.count) + 1)
         #expect(try SQLiteJournal.check(path: path).openRequests == state.requests.count)
+        let tornState = try SQLiteJournal.recovered(torn)
+        #expect(tornState.requests.count < state.requests.count)
+        #expect(tornState.requests == Array(state.requests.prefix(tornState.requests.count)))
     }
 }
