@@ -115,6 +115,9 @@ final class SQLiteConnection {
         case SQLITE_CONSTRAINT, SQLITE_MISMATCH, SQLITE_TOOBIG, SQLITE_RANGE:
             return JournalError(
                 code: .invalidOperation, message: "\(what). The commit was rolled back: nothing of it is written.")
+        case SQLITE_FULL:
+            return JournalError(
+                code: .io, message: "\(what). The disk is full: free space on it; the commit was rolled back.")
         default:
             return JournalError(
                 code: .io,

@@ -108,6 +108,12 @@ import Testing
         // A second writer is refused while the first lives.
         let error = #expect(throws: JournalError.self) { try SQLiteJournal(path: path) }
         #expect(error?.code == .locked)
+        // A backup taken while it writes is one consistent snapshot: a prefix of its commits.
+        let copy = directory.file("copy.sqlite")
+        try SQLiteJournal.backup(path: path, to: copy)
+        let copied = try SQLiteJournal.recovered(copy)
+        #expect(copied.requests.count >= seen)
+        #expect(copied.requests.map(\.id) == Array(1...UInt64(copied.requests.count)))
 
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
@@ -130,5 +136,6 @@ import Testing
         let tornState = try SQLiteJournal.recovered(torn)
         #expect(tornState.requests.count < state.requests.count)
         #expect(tornState.requests == Array(state.requests.prefix(tornState.requests.count)))
+        #expect(copied.requests == Array(state.requests.prefix(copied.requests.count)))
     }
 }
