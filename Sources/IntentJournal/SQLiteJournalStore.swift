@@ -126,6 +126,10 @@ final class SQLiteJournalStore {
     }
 
     private func read(_ s: Statements) throws(JournalError) -> JournalState {
+        // A read that failed midway left its statement on a row: start every query from its first row.
+        for query in [s.selectRequests, s.selectListeners, s.selectResults, s.selectKeyRecords, s.selectNextID] {
+            query.reset()
+        }
         var state = JournalState()
         var index: [UInt64: Int] = [:]
         while try s.selectRequests.step() {
