@@ -204,3 +204,19 @@ import Testing
         journal.close()
     }
 }
+
+/// The memory journal on its own: it starts from a recovered state and refuses to work once closed.
+@Suite struct MemoryJournalTests {
+    @Test func itStartsFromAStateAndKeepsIDsAboveIt() throws {
+        let state = JournalState(
+            requests: [Sample.request(3)], results: [Sample.result(Sample.key("c", "r"), storedAt: 1)],
+            keyRecords: [], nextRequestID: 10)
+        let journal = MemoryJournal(state)
+        #expect(try journal.recover() == state)
+        try journal.commit([.ended(request: 3, results: [])])
+        #expect(try journal.recover().nextRequestID == 10)
+        #expect(journal.statistics.commits == 1)
+        journal.close()
+        #expect(throws: JournalError.self) { try journal.commit([.accepted(Sample.request(10))]) }
+    }
+}
