@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "IntentBroker", targets: ["IntentBroker"]),
         .library(name: "ConciergeExamples", targets: ["ConciergeExamples"]),
         .library(name: "IntentLoad", targets: ["IntentLoad"]),
+        .library(name: "IntentJournal", targets: ["IntentJournal"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -40,6 +41,11 @@ let package = Package(
             name: "CZeroMQ",
             pkgConfig: "libzmq",
             providers: [.apt(["libzmq3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
         ),
 
         // MARK: Libraries
@@ -112,13 +118,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "IntentJournal",
+            dependencies: ["CSQLite", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Executables
         .executableTarget(
             name: "concierge",
             dependencies: [
                 "IntentBroker", "IntentWorker", "IntentPool", "IntentClient", "IntentLoad", "ConciergeExamples",
-                "ConciergeJSON", "IntentWire", "ZeroMQ", "ConciergeCommandLine",
+                "ConciergeJSON", "IntentWire", "ZeroMQ", "ConciergeCommandLine", "IntentJournal",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -182,6 +193,10 @@ let package = Package(
                 "IntentLoad", "concierge", "ConciergeTestKit", "ConciergeJSON", "ZeroMQ", "IntentWire",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IntentJournalTests", dependencies: ["IntentJournal", "CSQLite", "concierge"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,361 @@
+import CSQLite
+
+/// The work of a ``SQLiteJournal``: its connection, prepared statements, lock, sync policy and statistics.
+///
+/// Not thread-safe: ``SQLiteJournal`` keeps it behind a mutex.
+final class SQLiteJournalStore {
+    let path: String
+    let sync: JournalSync
+    private var lock: JournalFileLock?
+    private var connection: SQLiteConnection?
+    private var statements: Statements?
+    private var recorder = CommitRecorder()
+    private let clock = ContinuousClock()
+    private var lastSync: ContinuousClock.Instant
+    private var unsynced = false
+
+    /// The statements a journal prepares once, at open.
+    struct Statements {
+        let begin, commit, rollback: SQLiteStatement
+        let insertRequest, insertListener, dispatch, deleteRequest, insertResult: SQLiteStatement
+        let upsertKeyRecord, deleteKeyRecord, expireResults, expireKeyRecords, advanceNextID: SQLiteStatement
+        let selectRequests, selectListeners, selectResults, selectKeyRecords, selectNextID: SQLiteStatement
+
+        init(_ c: SQLiteConnection) throws(JournalError) {
+            begin = try c.prepare("BEGIN IMMEDIATE")
+            commit = try c.prepare("COMMIT")
+            rollback = try c.prepare("ROLLBACK")
+            insertRequest = try c.prepare(
+                """
+                INSERT INTO requests(id, client, request_id, identity, intent_type, phase, body, deadline_ms,
+                    accepted_at, idempotency_key, attempt, version, handle_dispatched)
+                VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                """)
+            insertListener = try c.prepare(
+                "INSERT INTO listeners(request, client, request_id, version) VALUES(?1, ?2, ?3, ?4)")
+            dispatch = try c.prepare("UPDATE requests SET handle_dispatched = 1 WHERE id = ?1")
+            deleteRequest = try c.prepare("DELETE FROM requests WHERE id = ?1")
+            insertResult = try c.prepare(
+                """
+                INSERT OR REPLACE INTO results(client, request_id, version, is_error, phase, body, stored_at)
+                VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                """)
+            upsertKeyRecord = try c.prepare(
+                """
+                INSERT OR REPLACE INTO key_records(identity, intent_type, key, fingerprint, attempts, state, request,
+                    is_error, phase, body, ended_at)
+                VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                """)
+            deleteKeyRecord = try c.prepare(
+                "DELETE FROM key_records WHERE identity = ?1 AND intent_type = ?2 AND key = ?3")
+            expireResults = try c.prepare("DELETE FROM results WHERE stored_at < ?1")
+            expireKeyRecords = try c.prepare("DELETE FROM key_records WHERE ended_at < ?1")
+            advanceNextID = try c.prepare("UPDATE meta SET value = ?1 WHERE key = 'next_request_id' AND value < ?1")
+            selectRequests = try c.prepare(
+                """
+                SELECT id, client, request_id, identity, intent_type, phase, body, deadline_ms, accepted_at,
+                    idempotency_key, attempt, version, handle_dispatched
+                FROM requests ORDER BY id
+                """)
+            selectListeners = try c.prepare("SELECT request, client, request_id, version FROM listeners ORDER BY seq")
+            selectResults = try c.prepare(
+                "SELECT client, request_id, version, is_error, phase, body, stored_at FROM results ORDER BY seq")
+            selectKeyRecords = try c.prepare(
+                """
+                SELECT identity, intent_type, key, fingerprint, attempts, state, request, is_error, phase, body,
+                    ended_at
+                FROM key_records ORDER BY seq
+                """)
+            selectNextID = try c.prepare("SELECT value FROM meta WHERE key = 'next_request_id'")
+        }
+    }
+
+    /// Key record states as stored.
+    private enum StoredState: Int64 {
+        case inFlight = 0
+        case completed = 1
+        case outcomeUnknown = 2
+    }
+
+    init(path: String, sync: JournalSync) throws(JournalError) {
+        self.path = path
+        self.sync = sync
+        lastSync = clock.now
+        try SQLiteJournalSchema.checkFile(path)
+        let lock = try JournalFileLock(journalPath: path)
+        let connection = try SQLiteConnection(path: path, flags: SQLITE_OPEN_READWRITE)
+        // Another process (a `sqlite3` shell, a backup) may hold a lock for a moment; a broker never waits long.
+        sqlite3_busy_timeout(connection.handle, 1000)
+        try SQLiteJournalSchema.validate(connection)
+        let mode = try connection.texts("PRAGMA journal_mode = WAL")
+        guard mode == ["wal"] else {
+            throw JournalError(code: .io, message: "\(path): cannot switch to WAL mode (SQLite answered \(mode)).")
+        }
+        switch sync {
+        case .everyCommit: try connection.execute("PRAGMA synchronous = FULL")
+        case .interval: try connection.execute("PRAGMA synchronous = NORMAL")
+        }
+        try connection.execute("PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = 67108864")
+        statements = try Statements(connection)
+        self.lock = lock
+        self.connection = connection
+    }
+
+    deinit { close() }
+
+    private func open() throws(JournalError) -> (SQLiteConnection, Statements) {
+        guard let connection, let statements else {
+            throw JournalError(code: .invalidOperation, message: "\(path): the journal is closed.")
+        }
+        return (connection, statements)
+    }
+
+    // MARK: Recovery
+
+    func recover() throws(JournalError) -> JournalState {
+        let (connection, s) = try open()
+        try s.begin.run()
+        do throws(JournalError) {
+            let state = try read(s)
+            try s.commit.run()
+            return state
+        } catch {
+            if connection.inTransaction { try? s.rollback.run() }
+            throw error
+        }
+    }
+
+    private func read(_ s: Statements) throws(JournalError) -> JournalState {
+        // A read that failed midway left its statement on a row: start every query from its first row.
+        for query in [s.selectRequests, s.selectListeners, s.selectResults, s.selectKeyRecords, s.selectNextID] {
+            query.reset()
+        }
+        var state = JournalState()
+        var index: [UInt64: Int] = [:]
+        while try s.selectRequests.step() {
+            let q = s.selectRequests
+            let id = UInt64(bitPattern: q.int64(0))
+            index[id] = state.requests.count
+            state.requests.append(
+                JournalRequest(
+                    id: id, client: q.blob(1), requestID: q.blob(2), identity: q.blob(3), intentType: q.blob(4),
+                    phase: q.text(5), body: q.blob(6), deadlineMilliseconds: Int(q.int64(7)), acceptedAt: q.int64(8),
+                    idempotencyKey: q.optionalBlob(9), attempt: Int(q.int64(10)), version: try version(q.int64(11)),
+                    handleDispatched: q.int64(12) != 0))
+        }
+        while try s.selectListeners.step() {
+            let q = s.selectListeners
+            guard let at = index[UInt64(bitPattern: q.int64(0))] else { continue }  // the foreign key forbids it
+            state.requests[at].listeners.append(
+                JournalRequestKey(client: q.blob(1), requestID: q.blob(2), version: try version(q.int64(3))))
+        }
+        while try s.selectResults.step() {
+            let q = s.selectResults
+            state.results.append(
+                JournalResult(
+                    key: JournalRequestKey(client: q.blob(0), requestID: q.blob(1), version: try version(q.int64(2))),
+                    isError: q.int64(3) != 0, phase: q.text(4), body: q.blob(5), storedAt: q.int64(6)))
+        }
+        while try s.selectKeyRecords.step() {
+            let q = s.selectKeyRecords
+            let recordState: JournalKeyRecord.State
+            switch StoredState(rawValue: q.int64(5)) {
+            case .inFlight: recordState = .inFlight(request: UInt64(bitPattern: q.int64(6)))
+            case .completed: recordState = .completed(isError: q.int64(7) != 0, phase: q.text(8), body: q.blob(9))
+            case .outcomeUnknown: recordState = .outcomeUnknown
+            case nil:
+                s.selectKeyRecords.reset()
+                throw JournalError(
+                    code: .corrupt, message: "\(path): a key record has state \(q.int64(5)), which no Concierge writes."
+                )
+            }
+            state.keyRecords.append(
+                JournalKeyRecord(
+                    identity: q.blob(0), intentType: q.blob(1), key: q.blob(2), fingerprint: q.blob(3),
+                    attempts: Int(q.int64(4)), state: recordState, endedAt: q.isNull(10) ? nil : q.int64(10)))
+        }
+        var next: UInt64 = 1
+        if try s.selectNextID.step() {
+            next = max(next, UInt64(bitPattern: s.selectNextID.int64(0)))
+            s.selectNextID.reset()
+        }
+        if let last = state.requests.last { next = max(next, last.id + 1) }
+        state.nextRequestID = next
+        return state
+    }
+
+    private func version(_ value: Int64) throws(JournalError) -> UInt8 {
+        guard let version = UInt8(exactly: value) else {
+            throw JournalError(code: .corrupt, message: "\(path): a protocol version of \(value) is stored.")
+        }
+        return version
+    }
+
+    // MARK: Commit
+
+    func commit(_ operations: [JournalOperation]) throws(JournalError) {
+        guard !operations.isEmpty else { return }
+        let (connection, s) = try open()
+        let start = clock.now
+        try s.begin.run()
+        do throws(JournalError) {
+            var highestAccepted: UInt64?
+            for operation in operations {
+                try apply(operation, s, connection, highestAccepted: &highestAccepted)
+            }
+            if let highestAccepted {
+                try s.advanceNextID.bind(1, Int64(highestAccepted) + 1)
+                try s.advanceNextID.run()
+            }
+            try s.commit.run()
+        } catch {
+            // After some I/O errors SQLite has rolled back already.
+            if connection.inTransaction { try? s.rollback.run() }
+            throw error
+        }
+        let elapsed = start.duration(to: clock.now).components
+        recorder.recordCommit(
+            operations: operations.count,
+            nanoseconds: UInt64(elapsed.seconds) * 1_000_000_000 + UInt64(elapsed.attoseconds / 1_000_000_000))
+        unsynced = true
+        try syncIfDue()
+    }
+
+    private func apply(
+        _ operation: JournalOperation, _ s: Statements, _ connection: SQLiteConnection,
+        highestAccepted: inout UInt64?
+    ) throws(JournalError) {
+        switch operation {
+        case .accepted(let request):
+            guard request.id >= 1, request.id < UInt64(Int64.max) else {
+                throw invalid("request id \(request.id) is out of range (1 up to 2^63 - 2)")
+            }
+            let q = s.insertRequest
+            try q.bind(1, Int64(request.id))
+            try q.bind(2, request.client)
+            try q.bind(3, request.requestID)
+            try q.bind(4, request.identity)
+            try q.bind(5, request.intentType)
+            try q.bind(6, request.phase)
+            try q.bind(7, request.body)
+            try q.bind(8, request.deadlineMilliseconds)
+            try q.bind(9, request.acceptedAt)
+            try q.bind(10, request.idempotencyKey)
+            try q.bind(11, request.attempt)
+            try q.bind(12, Int(request.version))
+            try q.bind(13, request.handleDispatched)
+            try q.run()
+            for listener in request.listeners { try insertListener(request.id, listener, s) }
+            highestAccepted = max(highestAccepted ?? 0, request.id)
+        case .attached(let request, let key):
+            try insertListener(request, key, s)
+        case .handleDispatched(let request):
+            try s.dispatch.bind(1, Int64(bitPattern: request))
+            try s.dispatch.run()
+            guard connection.changes == 1 else { throw invalid("handle dispatched for request \(request), not open") }
+        case .ended(let request, let results):
+            try s.deleteRequest.bind(1, Int64(bitPattern: request))
+            try s.deleteRequest.run()
+            guard connection.changes == 1 else { throw invalid("request \(request) ended but is not open") }
+            for result in results { try store(result, s) }
+        case .stored(let results):
+            for result in results { try store(result, s) }
+        case .keyRecord(let record):
+            let q = s.upsertKeyRecord
+            try q.bind(1, record.identity)
+            try q.bind(2, record.intentType)
+            try q.bind(3, record.key)
+            try q.bind(4, record.fingerprint)
+            try q.bind(5, record.attempts)
+            switch record.state {
+            case .inFlight(let request):
+                try q.bind(6, StoredState.inFlight.rawValue)
+                try q.bind(7, Int64(bitPattern: request))
+                try q.bindNull(8)
+                try q.bindNull(9)
+                try q.bindNull(10)
+            case .completed(let isError, let phase, let body):
+                try q.bind(6, StoredState.completed.rawValue)
+                try q.bindNull(7)
+                try q.bind(8, isError)
+                try q.bind(9, phase)
+                try q.bind(10, body)
+            case .outcomeUnknown:
+                try q.bind(6, StoredState.outcomeUnknown.rawValue)
+                for index: Int32 in 7...10 { try q.bindNull(index) }
+            }
+            if let endedAt = record.endedAt { try q.bind(11, endedAt) } else { try q.bindNull(11) }
+            try q.run()
+        case .keyRemoved(let identity, let intentType, let key):
+            try s.deleteKeyRecord.bind(1, identity)
+            try s.deleteKeyRecord.bind(2, intentType)
+            try s.deleteKeyRecord.bind(3, key)
+            try s.deleteKeyRecord.run()
+        case .resultsExpired(let storedBefore):
+            try s.expireResults.bind(1, storedBefore)
+            try s.expireResults.run()
+        case .keyRecordsExpired(let endedBefore):
+            try s.expireKeyRecords.bind(1, endedBefore)
+            try s.expireKeyRecords.run()
+        }
+    }
+
+    private func insertListener(_ request: UInt64, _ key: JournalRequestKey, _ s: Statements) throws(JournalError) {
+        try s.insertListener.bind(1, Int64(bitPattern: request))
+        try s.insertListener.bind(2, key.client)
+        try s.insertListener.bind(3, key.requestID)
+        try s.insertListener.bind(4, Int(key.version))
+        try s.insertListener.run()
+    }
+
+    private func store(_ result: JournalResult, _ s: Statements) throws(JournalError) {
+        let q = s.insertResult
+        try q.bind(1, result.key.client)
+        try q.bind(2, result.key.requestID)
+        try q.bind(3, Int(result.key.version))
+        try q.bind(4, result.isError)
+        try q.bind(5, result.phase)
+        try q.bind(6, result.body)
+        try q.bind(7, result.storedAt)
+        try q.run()
+    }
+
+    private func invalid(_ what: String) -> JournalError {
+        JournalError(
+            code: .invalidOperation, message: "\(path): \(what). The commit was rolled back: nothing of it is written.")
+    }
+
+    // MARK: Sync and close
+
+    func syncIfDue() throws(JournalError) {
+        guard case .interval(let interval) = sync, unsynced, lastSync.duration(to: clock.now) >= interval else {
+            return
+        }
+        try checkpoint()
+    }
+
+    /// A passive WAL checkpoint: with `synchronous=NORMAL`, SQLite syncs the WAL before it copies pages into the
+    /// database, and the database after.
+    private func checkpoint() throws(JournalError) {
+        let (connection, _) = try open()
+        var logFrames: Int32 = 0
+        var checkpointed: Int32 = 0
+        let rc = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &checkpointed)
+        guard rc == SQLITE_OK || rc & 0xFF == SQLITE_BUSY else { throw connection.error(rc, "checkpointing") }
+        lastSync = clock.now
+        unsynced = false
+        recorder.recordSync()
+    }
+
+    func close() {
+        guard connection != nil else { return }
+        if case .interval = sync, unsynced { try? checkpoint() }
+        statements = nil
+        connection?.close()
+        connection = nil
+        lock?.release()
+        lock = nil
+    }
+
+    var statistics: JournalStatistics { recorder.statistics }
+}
