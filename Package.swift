@@ -56,7 +56,7 @@ let package = Package(
         .target(
             name: "IntentBroker",
             dependencies: [
-                "ZeroMQ", "IntentWire",
+                "ZeroMQ", "IntentWire", "IntentJournal",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),

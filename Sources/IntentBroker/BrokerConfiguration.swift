@@ -1,3 +1,5 @@
+public import IntentJournal
+
 /// Everything a ``Broker`` can be told. Defaults are the production defaults, on loopback.
 public struct BrokerConfiguration: Sendable {
     /// Where clients connect (ROUTER). Loopback by default.
@@ -61,6 +63,12 @@ public struct BrokerConfiguration: Sendable {
     /// After a client's CANCEL reaches a running job, how long the broker waits for its worker's RESULT (the handler
     /// stopped, or finished first) before it answers `cancelled` with the job's outcome unknown (PROTOCOL.md 4.10.2).
     public var cancelGracePeriod: Duration
+    /// Where the broker records what it accepted and answered (issue 12, `Docs/JOURNAL.md`): nil for none (memory
+    /// only: a restart loses what was in flight and the results kept for STATUS), or the path of a SQLite journal
+    /// made by `concierge journal init`.
+    public var journalPath: String?
+    /// When the journal's commits reach the disk: every commit (the default), or at most an interval apart.
+    public var journalSync: JournalSync = .everyCommit
     /// libzmq I/O threads.
     public var ioThreads: Int32
     /// CURVE encryption and authentication of clients and workers; nil: none (then only loopback and `ipc://`

@@ -5,6 +5,7 @@ public struct BrokerError: Error, Sendable, CustomStringConvertible {
             case bindFailed = "bind-failed", badConfiguration = "bad-configuration"
             case insecureEndpoint = "insecure-endpoint"
             case alreadyRan = "already-ran", pollFailed = "poll-failed"
+            case journalFailed = "journal-failed"
         }
         private let value: Value
         /// An endpoint could not be bound.
@@ -20,6 +21,10 @@ public struct BrokerError: Error, Sendable, CustomStringConvertible {
         /// Waiting on the broker's sockets failed (`zmq_poll` reported an error other than an interruption), so the
         /// broker stopped; the message names the libzmq error.
         public static let pollFailed = Code(value: .pollFailed)
+        /// The journal (issue 12) could not be opened or read at start, or a commit failed while running: the
+        /// broker stops rather than act on what it could not record; the message carries the journal's error code
+        /// and says what to do.
+        public static let journalFailed = Code(value: .journalFailed)
         public var description: String { value.rawValue }
     }
 

@@ -1,3 +1,4 @@
+import IntentJournal
 import IntentWire
 import Logging
 import Synchronization
@@ -25,10 +26,31 @@ final class BrokerLoop: @unchecked Sendable {
     private var performing: [BrokerAction<ZMQMessage>] = []
     private let clientDecoder: ClientMessageDecoder
     private let workerDecoder: WorkerMessageDecoder
+    /// The journal, if the broker keeps one (issue 12): each batch is committed before its actions are performed.
+    private let journal: BrokerJournal?
+    /// Set when a commit failed: the loop stops without acting on what it could not record.
+    private var journalFailure: BrokerError?
 
     init(configuration: BrokerConfiguration, logger: Logger) throws(BrokerError) {
         self.logger = logger
-        core = try BrokerCore(configuration: configuration, logger: logger, now: MonotonicTime.now())
+        if let path = configuration.journalPath {
+            let journal = try BrokerJournal(path: path, sync: configuration.journalSync)
+            var core = try BrokerCore<ZMQMessage>(
+                configuration: configuration, logger: logger, now: MonotonicTime.now(), journaling: true)
+            let state = try journal.recover(into: &core)
+            self.core = core
+            self.journal = journal
+            logger.info(
+                "journal opened",
+                metadata: [
+                    "journal": "\(path)", "requests-recovered": "\(state.requests.count)",
+                    "results": "\(state.results.count)", "idempotency-records": "\(state.keyRecords.count)",
+                ])
+        } else {
+            core = try BrokerCore(configuration: configuration, logger: logger, now: MonotonicTime.now())
+            journal = nil
+            logger.info("no journal: requests in flight and results kept for STATUS are lost if the broker restarts")
+        }
         let limits = WireLimits(
             maxBodySize: configuration.maxBodySize, hardLimitMilliseconds: configuration.hardLimit.milliseconds)
         clientDecoder = ClientMessageDecoder(limits: limits)
@@ -98,10 +120,22 @@ final class BrokerLoop: @unchecked Sendable {
             now = MonotonicTime.now()
             core.tick(now: now)
             performActions()
+            if journalFailure == nil, let journal {
+                do throws(BrokerError) { try journal.syncIfDue() } catch { journalFailure = error }
+            }
+            if let journalFailure {
+                // What could not be recorded is not acted on; the journal holds everything acted on so far, and a
+                // broker started again on it finishes the rest.
+                logger.critical("journal failed, broker stops", metadata: ["error": "\(journalFailure)"])
+                failure = journalFailure
+                break
+            }
             if core.isDone(now: now) { break }
         }
-        core.finishShutdown(now: MonotonicTime.now())
-        performActions()
+        if journalFailure == nil {
+            core.finishShutdown(now: MonotonicTime.now())
+            performActions()
+        }
         if let zap = sockets.zap { core.statistics.rejectedHandshakes = zap.rejected }
         let statistics = core.statistics
         finalStatistics.withLock { $0 = statistics }
@@ -114,6 +148,7 @@ final class BrokerLoop: @unchecked Sendable {
             "broker stopped; closing once queued replies are sent",
             metadata: ["statistics": "\(statistics)", "linger-ms": "\(linger)"])
         sockets.close()
+        journal?.close()
         if let failure { throw failure }
     }
 
@@ -203,7 +238,23 @@ final class BrokerLoop: @unchecked Sendable {
     /// Performs the core's actions in order; performing one may queue more (a JOB that cannot be sent is dispatched
     /// elsewhere), which are performed in the next round.
     private func performActions() {
-        while !core.actions.isEmpty {
+        while !core.actions.isEmpty || !core.journal.isEmpty || !core.idempotency.changed.isEmpty {
+            if let journal {
+                // The batch's records first: nothing leaves that is not in the journal.
+                guard journalFailure == nil else {
+                    core.actions.removeAll()
+                    return
+                }
+                do throws(BrokerError) {
+                    try journal.commit(&core)
+                } catch {
+                    journalFailure = error
+                    core.actions.removeAll()
+                    return
+                }
+            } else {
+                core.journal.removeAll()
+            }
             core.takeActions(into: &performing)
             var index = 0
             while index < performing.count {

@@ -23,6 +23,10 @@ public protocol Journal: AnyObject, Sendable {
     /// journal throws on ``recover()`` and ``commit(_:)``.
     func close()
 
+    /// Two secret random numbers the journal was created with: the keys of the broker's body fingerprints, so that
+    /// idempotency records read back compare equal to the fingerprints of retries after a restart.
+    var fingerprintSeeds: [UInt64] { get }
+
     /// Commit counts and latencies since the journal was opened.
     var statistics: JournalStatistics { get }
 }

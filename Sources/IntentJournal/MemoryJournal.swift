@@ -12,6 +12,7 @@ public final class MemoryJournal: Journal {
     }
 
     private let contents: Mutex<Contents>
+    public let fingerprintSeeds: [UInt64] = [.random(in: .min ... .max), .random(in: .min ... .max)]
 
     /// An empty journal, or one holding `state` (as if recovered from it).
     public init(_ state: JournalState = JournalState()) {

@@ -58,6 +58,8 @@ public final class SQLiteJournal: Journal {
         try store.withLock { store throws(JournalError) in try store.recover() }
     }
 
+    public var fingerprintSeeds: [UInt64] { store.withLock { $0.fingerprintSeeds } }
+
     public func commit(_ operations: [JournalOperation]) throws(JournalError) {
         try store.withLock { store throws(JournalError) in try store.commit(operations) }
     }

@@ -17,6 +17,7 @@ enum SQLiteJournalSchema {
         BEGIN;
         CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT, WITHOUT ROWID;
         INSERT INTO meta(key, value) VALUES('next_request_id', 1);
+        INSERT INTO meta(key, value) VALUES('fingerprint_seed_1', random()), ('fingerprint_seed_2', random());
         CREATE TABLE requests(
             id INTEGER PRIMARY KEY,
             client BLOB NOT NULL, request_id BLOB NOT NULL, identity BLOB NOT NULL, intent_type BLOB NOT NULL,

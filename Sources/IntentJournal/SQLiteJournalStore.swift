@@ -97,9 +97,15 @@ final class SQLiteJournalStore {
         }
         try connection.execute("PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = 67108864")
         statements = try Statements(connection)
+        let seeds = try connection.texts(
+            "SELECT value FROM meta WHERE key IN ('fingerprint_seed_1', 'fingerprint_seed_2') ORDER BY key")
+        fingerprintSeeds = seeds.compactMap { Int64($0).map { UInt64(bitPattern: $0) } }
         self.lock = lock
         self.connection = connection
     }
+
+    /// The journal's secret keys for body fingerprints (two, written at creation).
+    private(set) var fingerprintSeeds: [UInt64] = []
 
     deinit { close() }
 

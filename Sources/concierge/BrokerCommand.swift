@@ -1,6 +1,7 @@
 import ArgumentParser
 import ConciergeCommandLine
 import IntentBroker
+import IntentJournal
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -85,8 +86,24 @@ struct BrokerOptions: ParsableArguments {
             """)
     var cancelGraceMs: Int = Defaults.broker.cancelGracePeriod.wholeMilliseconds
 
+    @Option(
+        help: """
+            Where to record accepted requests, handle jobs given out, endings and idempotency records before acting \
+            on them: the path of a SQLite journal made by `concierge journal init`, or `none` (memory only: a \
+            restart loses what was in flight and the results kept for STATUS). See Docs/JOURNAL.md.
+            """)
+    var journal: String = "none"
+
+    @Option(
+        help: """
+            When journal commits reach the disk: `batch` (every commit, the default: nothing acknowledged is lost) \
+            or a number of milliseconds (commits reach the operating system at once, the disk at most this far \
+            apart: an OS crash or power loss can lose that window).
+            """)
+    var journalFsync: String = "batch"
+
     var configuration: BrokerConfiguration {
-        BrokerConfiguration(
+        var configuration = BrokerConfiguration(
             frontendEndpoint: frontend,
             backendEndpoint: backend,
             defaultDeadline: .milliseconds(deadlineMs),
@@ -109,6 +126,16 @@ struct BrokerOptions: ParsableArguments {
             idempotencyMemory: idempotencyMemory,
             cancelGracePeriod: .milliseconds(cancelGraceMs)
         )
+        configuration.journalPath = journal == "none" ? nil : journal
+        if let milliseconds = Int(journalFsync) { configuration.journalSync = .interval(.milliseconds(milliseconds)) }
+        return configuration
+    }
+
+    mutating func validate() throws {
+        guard journalFsync == "batch" || (Int(journalFsync).map { $0 > 0 } ?? false) else {
+            throw ValidationError("--journal-fsync takes `batch` or a number of milliseconds above 0")
+        }
+        guard !journal.isEmpty else { throw ValidationError("--journal takes a path or `none`") }
     }
 }
 

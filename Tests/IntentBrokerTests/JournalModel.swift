@@ -39,8 +39,8 @@ struct JournalModel {
                 open[id]?.handleDispatched = true
             case .ended(let id, let result, let keys, let at):
                 open.removeValue(forKey: id)
-                for key in keys { results[key] = (result, at) }
-            case .stored(let result, let key, let at):
+                for entry in keys { results[entry.key] = (result, at) }
+            case .stored(let result, let key, _, let at):
                 results[key] = (result, at)
             case .resultsExpired(let before):
                 results = results.filter { $0.value.at > before }

@@ -130,7 +130,7 @@ extension BrokerCore {
         guard let result = idempotency.reply(for: scope) else { return }
         statistics.replays += 1
         results.store(result, for: key, now: now)  // STATUS of the replayed request answers it too
-        if journaling { journal.append(.stored(result, key: key, at: now)) }
+        if journaling { journal.append(.stored(result, key: key, version: version, at: now)) }
         actions.append(
             .reply(
                 ClientReply(

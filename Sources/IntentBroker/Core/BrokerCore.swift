@@ -175,7 +175,8 @@ struct BrokerCore<Body> {
         leaveQueue(request)
         let result = ResultStore<Body>.Result(isError: status == .error, phase: request.phase.name, payload: payload)
         if journaling {
-            journal.append(.ended(id, result, keys: [request.key] + request.listeners.map(\.key), at: now))
+            let keys = [(request.key, request.version)] + request.listeners.map { ($0.key, $0.version) }
+            journal.append(.ended(id, result, keys: keys, at: now))
         }
         // The request, then the duplicates attached to it through its idempotency key: the same reply each.
         sendEnding(result, status: status, to: request.key, version: request.version, now: now)

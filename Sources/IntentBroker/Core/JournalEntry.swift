@@ -12,10 +12,11 @@ enum JournalEntry<Body> {
     case attached(RequestID, Listener)
     /// The request's handle job is about to be given to a worker: after a crash it may have run.
     case handleDispatched(RequestID)
-    /// The request ended with `result`, which answers each of `keys` (the request and its attached duplicates).
-    case ended(RequestID, ResultStore<Body>.Result, keys: [RequestKey], at: UInt64)
+    /// The request ended with `result`, which answers each of `keys` (the request and its attached duplicates, each
+    /// with its client protocol version).
+    case ended(RequestID, ResultStore<Body>.Result, keys: [(key: RequestKey, version: UInt8)], at: UInt64)
     /// A result stored for STATUS without a request in the table (a replay, a duplicate shed at its deadline).
-    case stored(ResultStore<Body>.Result, key: RequestKey, at: UInt64)
+    case stored(ResultStore<Body>.Result, key: RequestKey, version: UInt8, at: UInt64)
     /// Results stored before this time have expired.
     case resultsExpired(before: UInt64)
 }

@@ -1,0 +1,70 @@
+import ConciergeJSON
+import ConciergeTestKit
+import Foundation
+import IntentClient
+import IntentWire
+import Testing
+
+extension EndToEnd {
+    /// A broker with a SQLite journal (issue 12, `Docs/JOURNAL.md`), killed with SIGKILL and started again on the
+    /// same journal: what it accepted is finished, and what it answered is still known to STATUS.
+    @Suite(.serialized) struct DurableBrokerTests {
+        func echo(_ text: String, delayMs: Int = 0, in phase: String = "handle") -> JSONValue {
+            [
+                "type": "Echo",
+                "parameters": ["text": .string(text), "delayMs": .int(Int64(delayMs)), "delayPhase": .string(phase)],
+            ]
+        }
+
+        @Test func aKilledBrokerRestartedOnItsJournalFinishesWhatItAcceptedAndRemembersWhatItAnswered() async throws {
+            let cluster = try Cluster()
+            let journal = cluster.directory.appendingPathComponent("journal.sqlite").path
+            let initialized = try runConcierge(["journal", "init", journal])
+            #expect(initialized.status == 0, "\(initialized.error)")
+            let flags = ["--journal", journal, "--hard-limit-ms", "60000"]
+            try cluster.startBroker(flags)
+            try cluster.startWorker("w1", capacity: 1)
+            let client = try cluster.client()
+            try await cluster.waitUntilServing(client)
+            // Answered before the crash: kept for STATUS.
+            let done = try await client.request(intent: echo("before"), phase: .handle, requestID: "done")
+            #expect(done.status == .final)
+            // In flight at the crash: a resolve running (it runs again), confirms queued behind it (they run), and
+            // nothing of the handle phase.
+            let running = client.send(
+                intent: echo("slow", delayMs: 2000, in: "resolve"), phase: .resolve, deadline: .seconds(30),
+                requestID: "running")
+            try await client.waitUntilRunning("running", on: "w1")
+            var queued: [ConciergeClient.ReplyStream] = []
+            for index in 0..<5 {
+                queued.append(
+                    client.send(
+                        intent: echo("q\(index)"), phase: .confirm, deadline: .seconds(30), requestID: "q\(index)"))
+            }
+            for index in 0..<5 {
+                let status = try await client.status(of: "q\(index)")
+                #expect(status.status == .progress, "q\(index) is accepted (and journaled) before STATUS answers")
+            }
+            cluster.signal("broker", SIGKILL)
+            _ = await cluster.waitForExit("broker")
+            cluster.signal("w1", SIGKILL)  // gone with the broker: its registration was the old broker's
+            _ = await cluster.waitForExit("w1")
+            try cluster.start(
+                "broker-2",
+                [
+                    "broker", "--frontend", cluster.frontend, "--backend", cluster.backend,
+                    "--heartbeat-ms", "250",
+                ] + flags)
+            try cluster.startWorker("w2", capacity: 8)
+            for (index, stream) in queued.enumerated() {
+                let ending = try #require(try await Cluster.replies(stream).last)
+                #expect(ending.status == .final, "q\(index): \(ending.errorCode ?? "")")
+            }
+            // The resolve that was running runs again from its request.
+            let rerun = try #require(try await Cluster.replies(running).last)
+            #expect(rerun.status == .final, "\(rerun.errorCode ?? "")")
+            let stored = try await client.status(of: "done")
+            #expect(stored.status == .final && stored.body == done.body)
+        }
+    }
+}
