@@ -66,5 +66,47 @@ extension EndToEnd {
             let stored = try await client.status(of: "done")
             #expect(stored.status == .final && stored.body == done.body)
         }
+
+        /// A broker refuses a journal it cannot trust, naming the file and what to do, and never starts afresh
+        /// over it: a missing file, a file that is not a journal, a truncated one, one another broker holds.
+        @Test func aBrokerRefusesAJournalThatIsMissingCorruptOrInUse() async throws {
+            let cluster = try Cluster()
+            let directory = cluster.directory.path
+            func start(_ journal: String) throws -> (status: Int32, output: String, error: String) {
+                try runConcierge([
+                    "broker", "--frontend", "ipc://\(directory)/f-\(UInt32.random(in: 0...UInt32.max))",
+                    "--backend", "ipc://\(directory)/b-\(UInt32.random(in: 0...UInt32.max))", "--journal", journal,
+                ])
+            }
+            let missing = try start("\(directory)/nowhere.sqlite")
+            #expect(missing.status != 0)
+            #expect(missing.error.contains("journal-missing") && missing.error.contains("nowhere.sqlite"))
+            #expect(missing.error.contains("concierge journal init"))
+            #expect(!FileManager.default.fileExists(atPath: "\(directory)/nowhere.sqlite"))  // not created
+
+            let garbage = "\(directory)/garbage.sqlite"
+            FileManager.default.createFile(atPath: garbage, contents: Data((0..<8192).map { UInt8($0 % 251) }))
+            let corrupt = try start(garbage)
+            #expect(corrupt.status != 0)
+            #expect(corrupt.error.contains("journal-corrupt") && corrupt.error.contains("garbage.sqlite"))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: garbage)).count == 8192)  // left as it was
+
+            let journal = "\(directory)/journal.sqlite"
+            #expect(try runConcierge(["journal", "init", journal]).status == 0)
+            let size = try Data(contentsOf: URL(fileURLWithPath: journal)).count
+            let truncated = "\(directory)/truncated.sqlite"
+            try Data(try Data(contentsOf: URL(fileURLWithPath: journal)).prefix(size / 2)).write(
+                to: URL(fileURLWithPath: truncated))
+            let cut = try start(truncated)
+            #expect(cut.status != 0)
+            #expect(cut.error.contains("journal-") && cut.error.contains("truncated.sqlite"), "\(cut.error)")
+
+            try cluster.startBroker(["--journal", journal])
+            try cluster.startWorker("w1")
+            try await cluster.waitUntilServing(try cluster.client())  // the first broker holds the journal
+            let second = try start(journal)
+            #expect(second.status != 0)
+            #expect(second.error.contains("journal-locked"), "\(second.error)")
+        }
     }
 }
