@@ -64,6 +64,12 @@ final class BrokerJournal {
                         request: id,
                         JournalRequestKey(
                             client: listener.key.client, requestID: listener.key.id, version: listener.version)))
+            case .detached(let id, let listener):
+                operations.append(
+                    .detached(
+                        request: id,
+                        JournalRequestKey(
+                            client: listener.key.client, requestID: listener.key.id, version: listener.version)))
             case .handleDispatched(let id):
                 operations.append(.handleDispatched(request: id))
             case .ended(let id, let result, let keys, let at):

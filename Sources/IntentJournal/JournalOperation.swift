@@ -5,6 +5,9 @@ public enum JournalOperation: Sendable, Hashable {
     case accepted(JournalRequest)
     /// A duplicate, named by its key, attached to an open request.
     case attached(request: UInt64, JournalRequestKey)
+    /// A duplicate left the open request it was attached to (it ended on its own: shed at its deadline); nothing
+    /// happens if it is not attached.
+    case detached(request: UInt64, JournalRequestKey)
     /// The open request's handle job went out.
     case handleDispatched(request: UInt64)
     /// The open request ended: it is removed (with its listeners), and one result is stored per key it answers.

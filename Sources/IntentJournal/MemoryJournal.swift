@@ -80,6 +80,8 @@ public final class MemoryJournal: Journal {
                 throw invalid("a duplicate attached to request \(request), not open")
             }
             state.requests[at].listeners.append(key)
+        case .detached(let request, let key):
+            if let at = index(of: request) { state.requests[at].listeners.removeAll { $0 == key } }
         case .handleDispatched(let request):
             guard let at = index(of: request) else {
                 throw invalid("handle dispatched for request \(request), not open")

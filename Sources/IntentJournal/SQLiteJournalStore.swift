@@ -17,7 +17,7 @@ final class SQLiteJournalStore {
     /// The statements a journal prepares once, at open.
     struct Statements {
         let begin, commit, rollback: SQLiteStatement
-        let insertRequest, insertListener, dispatch, deleteRequest, insertResult: SQLiteStatement
+        let insertRequest, insertListener, deleteListener, dispatch, deleteRequest, insertResult: SQLiteStatement
         let upsertKeyRecord, deleteKeyRecord, expireResults, expireKeyRecords, advanceNextID: SQLiteStatement
         let selectRequests, selectListeners, selectResults, selectKeyRecords, selectNextID: SQLiteStatement
 
@@ -33,6 +33,8 @@ final class SQLiteJournalStore {
                 """)
             insertListener = try c.prepare(
                 "INSERT INTO listeners(request, client, request_id, version) VALUES(?1, ?2, ?3, ?4)")
+            deleteListener = try c.prepare(
+                "DELETE FROM listeners WHERE request = ?1 AND client = ?2 AND request_id = ?3 AND version = ?4")
             dispatch = try c.prepare("UPDATE requests SET handle_dispatched = 1 WHERE id = ?1")
             deleteRequest = try c.prepare("DELETE FROM requests WHERE id = ?1")
             insertResult = try c.prepare(
@@ -255,6 +257,12 @@ final class SQLiteJournalStore {
             highestAccepted = max(highestAccepted ?? 0, request.id)
         case .attached(let request, let key):
             try insertListener(request, key, s)
+        case .detached(let request, let key):
+            try s.deleteListener.bind(1, Int64(bitPattern: request))
+            try s.deleteListener.bind(2, key.client)
+            try s.deleteListener.bind(3, key.requestID)
+            try s.deleteListener.bind(4, Int(key.version))
+            try s.deleteListener.run()
         case .handleDispatched(let request):
             try s.dispatch.bind(1, Int64(bitPattern: request))
             try s.dispatch.run()

@@ -35,6 +35,8 @@ struct JournalModel {
                 nextRequestID = max(nextRequestID, request.id + 1)
             case .attached(let id, let listener):
                 open[id]?.listeners.append(listener)
+            case .detached(let id, let listener):
+                open[id]?.listeners.removeAll { $0.key == listener.key }
             case .handleDispatched(let id):
                 open[id]?.handleDispatched = true
             case .ended(let id, let result, let keys, let at):

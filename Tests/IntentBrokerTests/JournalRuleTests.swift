@@ -49,6 +49,21 @@ import Testing
         #expect(replay.isReplay && replay.body == #"{"paid":true}"#)
     }
 
+    @Test func aDuplicateShedAtItsOwnDeadlineIsNotAttachedAgainAfterARestart() throws {
+        var broker = try CoreHarness(.init(hardLimit: .seconds(60)), journaling: true)
+        broker.register("w1")
+        broker.send("holder", deadlineMs: 30_000)
+        broker.send("a", deadlineMs: 30_000, body: Self.payment, key: "k")  // queued behind the holder
+        broker.send("b", deadlineMs: 200, body: Self.payment, key: "k")  // attached to a
+        broker.advance(ms: 200)
+        #expect(broker.endings(of: "b").first?.code == "busy")
+        try broker.restart()
+        broker.register("w2", capacity: 2)
+        broker.answer("w2", request: "a", body: #"{"paid":true}"#)
+        #expect(broker.endings(of: "a").count == 1)
+        #expect(broker.endings(of: "b").count == 1, "\(broker.replies(to: "b"))")
+    }
+
     @Test func aRequestWhoseDeadlinePassedDuringTheRestartGetsNoSecondProgress() throws {
         var broker = try CoreHarness(.init(defaultDeadline: .seconds(1), hardLimit: .seconds(60)), journaling: true)
         broker.register("w1")

@@ -145,7 +145,10 @@ extension BrokerCore {
             let busy = WireBody.error(.busy, "no worker could start the request before its deadline")
             let result = ResultStore<Body>.Result(isError: true, phase: request.phase.name, payload: .bytes(busy))
             sendEnding(result, status: .error, to: listener.key, version: listener.version, now: now)
-            if journaling { journal.append(.stored(result, key: listener.key, version: listener.version, at: now)) }
+            if journaling {
+                journal.append(.detached(request.id, listener))
+                journal.append(.stored(result, key: listener.key, version: listener.version, at: now))
+            }
         }
     }
 

@@ -10,6 +10,8 @@ enum JournalEntry<Body> {
     case accepted(BrokerRequest<Body>, intentType: [UInt8])
     /// A duplicate was attached to accepted request `RequestID` through its idempotency key.
     case attached(RequestID, Listener)
+    /// A duplicate left accepted request `RequestID` (shed at its own deadline: its ending is stored apart).
+    case detached(RequestID, Listener)
     /// The request's handle job is about to be given to a worker: after a crash it may have run.
     case handleDispatched(RequestID)
     /// The request ended with `result`, which answers each of `keys` (the request and its attached duplicates, each
