@@ -1,0 +1,542 @@
+"""Durable requests (issue 12's acceptance test for restarts): 10 SIGKILLs of a broker with a SQLite journal, at
+random moments under load, must leave 0 accepted requests without an ending, 0 handle jobs run twice unless a keyed
+retry asked for it, and a STATUS store that knows every request.
+
+Set-up: a broker on a fresh journal (`concierge journal init`) and private ipc:// endpoints; three CIPW02 worker
+processes (durable_worker.py: chaos_worker.py whose log lines also carry the "ref" parameter of the job's intent),
+which log every handle job they start (O_APPEND, fsync) before running it, and re-register by themselves when the
+broker is gone (silence, or DISCONNECT from a new broker); two CIPC02 clients with fixed routing ids, so that the
+restarted broker sees the same clients.
+
+Load: a few hundred requests of intent type "Chaos" (unkeyed `handle`, keyed `handle`, `lifecycle` and `resolve`),
+some tens in flight. The intent's parameter "ref" names the request (`r:<request id>`) or, for a keyed request, its
+key (`k:<key>`, the same body for every retry, as a key requires), so the workers' logs say which request or key every
+handle job belonged to. A keyed request is sent again (same key and body, new request id) after an ending that
+leaves its outcome unknown (`outcome-unknown`, `worker-lost`, `timeout`), after `busy`, and after the broker
+answered STATUS `unknown-request` (the REQUEST was lost with the killed broker's connection).
+
+Chaos: a thread SIGKILLs the broker by pid 10 times, each 0.3..1.0 s after the previous incarnation answered PING,
+waits until the process is reaped, and starts a new one on the same endpoints and journal. After every restart the
+clients ask STATUS about each request they have in flight (the sweep of PROTOCOL 7.2): `progress` means keep
+waiting, a stored ending is the ending, `unknown-request` means the broker never accepted it. Requests without an
+ending are also asked again every few seconds.
+
+Then every request id is asked STATUS once more, the workers are stopped, and:
+
+(a) every accepted request (one that got `progress`, STATUS `progress`, or an ending other than a refusal a broker
+    gives before accepting) has exactly one ending REPLY or a stored ending (never two different endings, never two
+    ending REPLYs), and no request that got a reply is `unknown-request` later;
+(b) the final STATUS of every accepted request answers its ending (status, phase and body byte for byte);
+(c) an unkeyed handle job never ran twice (log starts per ref), never ran for a request the broker refused or never
+    accepted, and a final reply comes from the one logged run;
+(d) a key's runs carry strictly increasing attempts, number at most 1 + the endings of that key whose outcome was
+    unknown, and its final reply comes from its last run;
+(e) the clients saw no protocol violation (at most one progress REPLY, no REPLY or STATUS nobody was owed).
+
+Every wait is bounded; processes are stopped by pid; files live in the session's temporary directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import sys
+import threading
+import time
+import subprocess
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import zmq
+
+import cip
+import cluster
+
+# PROTOCOL 10.2: outcome-unknown is carried in REPLY *and* STATUS (a stored ending); cip.py's STATUS list predates it.
+cip.STATUS_CODES.add("outcome-unknown")
+
+HB = 500
+WORKERS = 3
+CAPACITY = 4
+KILLS = 10
+MIN_REQUESTS = 300      # keep the load going until the kills are over and at least this many were sent ...
+MAX_REQUESTS = 600      # ... but never more than this (keyed retries included)
+WINDOW = 32             # requests in flight at once (both clients)
+DEADLINE_MS = 3000
+LOAD_S = 120.0          # bound of the load phase
+DRAIN_S = 90.0          # after the load: every request ends by the hard limit (60 s)
+SWEEP_AFTER_S = 4.0     # ask STATUS about a request without an ending this long after the last question
+KEY_REQUESTS = 12       # requests per key at most
+WORKER_SCRIPT = Path(__file__).with_name("durable_worker.py")
+
+UNKNOWN_OUTCOME = {"outcome-unknown", "worker-lost", "timeout", "shutting-down", "cancelled"}
+RETRY_KEYED = UNKNOWN_OUTCOME | {"busy"}
+# Errors a broker may answer before it accepts a REQUEST (4.8, 6.5, 6.6); busy and unknown-intent also end accepted
+# requests (shed at the deadline, no worker after the grace period), and are then kept for STATUS.
+REFUSALS = {"malformed", "unsupported-version", "unknown-command", "bad-request-id", "bad-phase", "bad-deadline",
+            "too-large", "duplicate-request", "unknown-intent", "busy", "shutting-down", "idempotency-conflict"}
+
+
+class RecordingClient(cip.Client):
+    """cip.Client that records accounting violations (4.1: a message nobody is owed, a second progress) instead of
+    raising them, so that one run reports all of them; format violations still raise."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.violations: list[str] = []
+
+    def _account(self, m: cip.Message) -> None:
+        try:
+            super()._account(m)
+        except cip.ProtocolViolation as e:
+            self.violations.append(str(e).splitlines()[0])
+
+
+class RestartingBroker:
+    """One broker on fixed endpoints and one journal, killed and started again; each incarnation logs to its own
+    file."""
+
+    def __init__(self, spawn, journal: Path):
+        self.spawn = spawn
+        self.journal = journal
+        self.tag = f"dur{uuid.uuid4().hex[:6]}"
+        self.frontend = f"ipc://{spawn.run_dir}/{self.tag}-fe.sock"
+        self.backend = f"ipc://{spawn.run_dir}/{self.tag}-be.sock"
+        self.incarnations: list[cluster.Proc] = []
+        self.kills = 0
+        self.generation = 0       # bumped once a restarted broker answers PING
+        self.kill_times: list[float] = []
+        self.proc: cluster.Proc | None = None
+
+    def start(self) -> None:
+        args = [str(cluster.binary()), "broker", "--frontend", self.frontend, "--backend", self.backend,
+                "--heartbeat-ms", str(HB), "--journal", str(self.journal), "--result-ttl", "3600",
+                "--log-level", "info"]
+        p = cluster.Proc(f"{self.tag}-{len(self.incarnations)}", args, self.spawn.run_dir)
+        p.stop_timeout = 1.0
+        self.spawn.procs.append(p)
+        self.incarnations.append(p)
+        self.proc = p
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        end = time.monotonic() + timeout
+        with cip.Client(self.frontend) as c:
+            while time.monotonic() < end:
+                if not self.proc.alive():
+                    raise RuntimeError(f"broker {self.proc.name} exited:\n{self.proc.tail()}")
+                c.ping()
+                try:
+                    c.pong(timeout=0.3)
+                    return
+                except TimeoutError:
+                    continue
+        raise RuntimeError(f"broker {self.proc.name} did not answer PING within {timeout} s:\n{self.proc.tail()}")
+
+    def kill(self) -> None:
+        os.kill(self.proc.pid, signal.SIGKILL)
+        assert self.proc.wait(10) is not None, f"broker pid {self.proc.pid} still alive 10 s after SIGKILL"
+        self.kills += 1
+        self.kill_times.append(time.monotonic())
+
+    def recovered(self) -> list[dict[str, int]]:
+        """What each incarnation's "journal opened" line says it recovered."""
+        out = []
+        for p in self.incarnations:
+            text = p.log_path.read_text("utf-8", "replace") if p.log_path.exists() else ""
+            m = re.search(r"idempotency-records=(\d+) .*requests-recovered=(\d+) results=(\d+) .*journal opened", text)
+            if m:
+                out.append({"requests": int(m.group(2)), "results": int(m.group(3)), "keys": int(m.group(1))})
+        return out
+
+
+def chaos(broker: RestartingBroker, stop: threading.Event, rng: random.Random, errors: list) -> None:
+    try:
+        for _ in range(KILLS):
+            if stop.wait(rng.uniform(0.3, 1.0)):  # pacing of the chaos, not ordering
+                return
+            broker.kill()
+            broker.start()
+            broker.wait_ready()
+            broker.generation += 1
+    except BaseException as e:  # reported by the test
+        errors.append(e)
+
+
+@dataclass
+class Req:
+    rid: bytes
+    client: int
+    kind: str                   # handle | keyed | lifecycle | resolve
+    ref: str
+    key: bytes | None
+    sent_at: float
+    progress: int = 0           # progress REPLYs
+    status_progress: int = 0    # STATUS answers `progress`
+    reply_endings: list = field(default_factory=list)
+    ending: cip.Message | None = None
+    ending_via: str = ""        # reply | status
+    ended_at: float = 0.0
+    unknown: bool = False       # STATUS said unknown-request before any ending: never accepted
+    asked_gen: int = -1
+    asked_at: float = 0.0
+    final_status: cip.Message | None = None
+
+    @property
+    def accepted(self) -> bool:
+        if self.progress or self.status_progress:
+            return True
+        if self.ending is None:
+            return False
+        if self.ending.status == "final" or self.ending.code not in REFUSALS:
+            return True
+        # busy / unknown-intent / shutting-down: a refusal, or the ending of an accepted request; STATUS tells.
+        return self.final_status is not None and self.final_status.json.get("code") != "unknown-request"
+
+
+@dataclass
+class KeyOp:
+    key: bytes
+    ref: str
+    body: bytes
+    client: int
+    rids: list = field(default_factory=list)
+    unknown_outcomes: int = 0
+    final: cip.Message | None = None
+    done: bool = False
+    retry_at: float | None = None
+    endings: list = field(default_factory=list)
+
+
+def chaos_body(ref: str) -> bytes:
+    return cip.encode({"intent": {"type": "Chaos", "parameters": {"ref": ref}}})
+
+
+@pytest.mark.chaos
+def test_sigkilled_broker_keeps_every_request(spawn, capsys):
+    rng = random.Random()
+    journal = spawn.run_dir / f"journal-{uuid.uuid4().hex[:8]}.db"
+    init = subprocess.run([str(cluster.binary()), "journal", "init", str(journal)], capture_output=True,
+                                  text=True, timeout=30)
+    assert init.returncode == 0, init.stderr
+    broker = RestartingBroker(spawn, journal)
+    broker.start()
+    broker.wait_ready()
+
+    log_path = spawn.run_dir / f"durable-{uuid.uuid4().hex[:8]}.log"
+    workers = []
+    for i in range(WORKERS):
+        name = f"{broker.tag}-w{i}"
+        args = [sys.executable, str(WORKER_SCRIPT), "--broker", broker.backend, "--name", name, "--log", str(log_path),
+                "--heartbeat-ms", str(HB), "--capacity", str(CAPACITY), "--max-ms", "300"]
+        p = cluster.Proc(name, args, spawn.run_dir)
+        p.stop_timeout = 1.0
+        spawn.procs.append(p)
+        workers.append(p)
+
+    clients = []
+    for i in range(2):
+        c = RecordingClient(broker.frontend, routing_id=f"{broker.tag}-client{i}".encode(), version=2)
+        spawn.closables.append(c)
+        clients.append(c)
+
+    # Until a worker serves Chaos (a resolve job: logged by nobody).
+    end = time.monotonic() + 20
+    while True:
+        assert time.monotonic() < end, "no durable worker registered"
+        m = clients[0].ending(clients[0].request("Chaos", "resolve", chaos_body("probe"), deadline=2000), timeout=5)
+        if m.status == "final":
+            break
+        time.sleep(0.1)
+
+    reqs: dict[bytes, Req] = {}
+    keyops: dict[bytes, KeyOp] = {}
+    problems: list[str] = []
+    open_rids: set[bytes] = set()
+    sent = 0
+    counter = 0
+
+    def send(kind: str, ci: int, op: KeyOp | None = None) -> None:
+        nonlocal sent, counter
+        counter += 1
+        rid = f"c{ci}-{counter}-{uuid.uuid4().hex[:6]}".encode()
+        c = clients[ci]
+        if kind == "keyed":
+            c.request("Chaos", "handle", op.body, deadline=DEADLINE_MS, rid=rid, key=op.key)
+            op.rids.append(rid)
+            op.retry_at = None
+            r = Req(rid, ci, kind, op.ref, op.key, time.monotonic())
+        else:
+            ref = f"r:{rid.decode()}"
+            phase = {"handle": "handle", "lifecycle": "lifecycle", "resolve": "resolve"}[kind]
+            c.request("Chaos", phase, chaos_body(ref), deadline=DEADLINE_MS, rid=rid)
+            r = Req(rid, ci, kind, ref, None, time.monotonic())
+        reqs[rid] = r
+        open_rids.add(rid)
+        sent += 1
+
+    def ask(r: Req) -> None:
+        clients[r.client].status(r.rid)
+        r.asked_gen = broker.generation
+        r.asked_at = time.monotonic()
+
+    def keyed_ended(r: Req, code: str | None, m: cip.Message | None) -> None:
+        op = keyops[r.key]
+        op.endings.append(code or "final")
+        if code is None:
+            op.final = m
+            op.done = True
+            return
+        if code in UNKNOWN_OUTCOME:
+            op.unknown_outcomes += 1
+        if code in RETRY_KEYED or code == "broker-restarted":
+            if len(op.rids) >= KEY_REQUESTS:
+                op.done = True
+                problems.append(f"key {op.key!r}: no final reply after {len(op.rids)} requests ({op.endings})")
+            else:
+                op.retry_at = time.monotonic() + rng.uniform(0.05, 0.3)
+        else:
+            op.done = True
+            problems.append(f"key {op.key!r}: unexpected ending {m}")
+
+    def ended(r: Req, m: cip.Message, via: str) -> None:
+        r.ending, r.ending_via, r.ended_at = m, via, time.monotonic()
+        open_rids.discard(r.rid)
+        if r.kind == "keyed":
+            keyed_ended(r, m.code if m.status == "error" else None, m)
+
+    def same(a: cip.Message, b: cip.Message) -> bool:
+        return (a.status, a.phase, a.body) == (b.status, b.phase, b.body)
+
+    def handle(m: cip.Message) -> None:
+        r = reqs.get(m.request_id)
+        if r is None:
+            if m.command != "PONG":
+                problems.append(f"message for an unknown request id: {m}")
+            return
+        if m.command == "REPLY":
+            if m.status == "progress":
+                r.progress += 1
+                return
+            r.reply_endings.append(m)
+            if len(r.reply_endings) > 1:
+                problems.append(f"{r.rid!r}: a second ending REPLY {m} after {r.reply_endings[0]}")
+            if r.unknown:
+                problems.append(f"{r.rid!r}: an ending REPLY {m} after STATUS said unknown-request")
+            if r.ending is None:
+                ended(r, m, "reply")
+            elif not same(r.ending, m):
+                problems.append(f"{r.rid!r}: REPLY {m} differs from the ending {r.ending} ({r.ending_via})")
+            return
+        # STATUS answer
+        if m.status == "progress":
+            r.status_progress += 1
+            if r.ending is not None:
+                problems.append(f"{r.rid!r}: STATUS progress after its ending {r.ending}")
+            return
+        if m.code == "unknown-request":
+            if r.ending is not None:
+                problems.append(f"{r.rid!r}: STATUS unknown-request after its ending {r.ending} ({r.ending_via})")
+            elif r.progress or r.status_progress:
+                problems.append(f"{r.rid!r} ({r.kind}): accepted (progress {r.progress}, STATUS progress "
+                                f"{r.status_progress}), then STATUS unknown-request: the broker lost it")
+                r.unknown = True
+                open_rids.discard(r.rid)
+            elif not r.unknown:
+                r.unknown = True  # never accepted: the REQUEST was lost with a killed broker's connection
+                open_rids.discard(r.rid)
+                if r.kind == "keyed":
+                    keyed_ended(r, "broker-restarted", None)
+            return
+        if r.unknown:
+            problems.append(f"{r.rid!r}: STATUS {m} after STATUS said unknown-request")
+        if r.ending is None:
+            ended(r, m, "status")
+        elif not same(r.ending, m):
+            problems.append(f"{r.rid!r}: STATUS {m} differs from the ending {r.ending} ({r.ending_via})")
+
+    poller = zmq.Poller()
+    for c in clients:
+        poller.register(c.socket, zmq.POLLIN)
+
+    def pump(timeout_ms: int) -> None:
+        events = dict(poller.poll(timeout_ms))
+        for c in clients:
+            if c.socket in events:
+                while (m := c._receive_one(0)) is not None:
+                    handle(m)
+
+    def sweep() -> None:
+        now = time.monotonic()
+        for rid in list(open_rids):
+            r = reqs[rid]
+            if r.asked_gen != broker.generation or now - max(r.asked_at, r.sent_at) > SWEEP_AFTER_S:
+                ask(r)
+
+    kinds = ["handle"] * 40 + ["keyed"] * 25 + ["lifecycle"] * 20 + ["resolve"] * 15
+    stop = threading.Event()
+    chaos_errors: list = []
+    chaos_thread = threading.Thread(target=chaos, args=(broker, stop, rng, chaos_errors), daemon=True)
+    started = time.monotonic()
+    chaos_thread.start()
+    generation_seen = 0
+    next_sweep = time.monotonic() + 1.0
+    try:
+        # Load, under the kills.
+        while True:
+            now = time.monotonic()
+            assert not chaos_errors, f"the chaos thread failed: {chaos_errors[0]!r}"
+            kills_done = not chaos_thread.is_alive()
+            if (kills_done and sent >= MIN_REQUESTS) or sent >= MAX_REQUESTS or now - started > LOAD_S:
+                break
+            for op in keyops.values():
+                if op.retry_at is not None and op.retry_at <= now and sent < MAX_REQUESTS:
+                    send("keyed", op.client, op)
+            while len(open_rids) < WINDOW and sent < MAX_REQUESTS:
+                kind = rng.choice(kinds)
+                ci = rng.randrange(len(clients))
+                op = None
+                if kind == "keyed":
+                    key = f"key-{len(keyops)}-{uuid.uuid4().hex}".encode()
+                    op = KeyOp(key, f"k:{key.decode()}", chaos_body(f"k:{key.decode()}"), ci)
+                    keyops[key] = op
+                send(kind, ci, op)
+            if broker.generation != generation_seen or now >= next_sweep:
+                generation_seen = broker.generation
+                next_sweep = now + 1.0
+                sweep()
+            pump(20)
+        load_s = time.monotonic() - started
+        stop.set()
+        chaos_thread.join(60)
+        assert not chaos_thread.is_alive(), "the chaos thread did not finish"
+        assert not chaos_errors, f"the chaos thread failed: {chaos_errors[0]!r}"
+
+        # Drain: keyed retries go on; every request ends by the hard limit.
+        drain_end = time.monotonic() + DRAIN_S
+        while open_rids or any(op.retry_at is not None for op in keyops.values()):
+            now = time.monotonic()
+            if now > drain_end:
+                break
+            for op in keyops.values():
+                if op.retry_at is not None and op.retry_at <= now:
+                    send("keyed", op.client, op)
+            if broker.generation != generation_seen or now >= next_sweep:
+                generation_seen = broker.generation
+                next_sweep = now + 1.0
+                sweep()
+            pump(20)
+    finally:
+        stop.set()
+        chaos_thread.join(60)
+
+    for rid in open_rids:
+        r = reqs[rid]
+        if r.progress or r.status_progress:
+            problems.append(f"{rid!r} ({r.kind}): accepted (progress {r.progress}, STATUS progress "
+                            f"{r.status_progress}) and no ending within {DRAIN_S} s")
+        else:
+            problems.append(f"{rid!r} ({r.kind}): no answer at all, not even to STATUS, within {DRAIN_S} s")
+
+    # (b) STATUS of every request id, once more.
+    for r in reqs.values():
+        clients[r.client].status(r.rid)
+    waiting = set(reqs)
+    end = time.monotonic() + 30
+    while waiting and time.monotonic() < end:
+        events = dict(poller.poll(50))
+        for c in clients:
+            if c.socket in events:
+                while (m := c._receive_one(0)) is not None:
+                    if m.command == "STATUS" and m.request_id in waiting:
+                        reqs[m.request_id].final_status = m
+                        waiting.discard(m.request_id)
+                    else:
+                        handle(m)
+    assert not waiting, f"{len(waiting)} STATUS questions unanswered within 30 s"
+
+    for p in workers:  # by pid; their logs are complete once they are gone
+        p.signal(signal.SIGKILL)
+        p.wait(10)
+    lines = [json.loads(line) for line in log_path.read_text().splitlines()] if log_path.exists() else []
+    starts: dict[str, list[dict]] = {}
+    for x in lines:
+        if x["event"] == "start":
+            starts.setdefault(x["ref"], []).append(x)
+
+    accepted = 0
+    for r in reqs.values():
+        st = r.final_status
+        if r.accepted:
+            accepted += 1
+        # (a), (b)
+        if r.ending is not None:
+            if st.json.get("code") == "unknown-request" or st.status == "progress":
+                if r.accepted:
+                    problems.append(f"{r.rid!r} ({r.kind}): ended {r.ending} ({r.ending_via}), final STATUS {st}")
+            elif not same(st, r.ending):
+                problems.append(f"{r.rid!r} ({r.kind}): final STATUS {st} differs from its ending {r.ending}")
+        elif r.unknown and st.json.get("code") != "unknown-request":
+            problems.append(f"{r.rid!r} ({r.kind}): STATUS said unknown-request, later {st}")
+        # (c) unkeyed handle jobs
+        if r.kind in ("handle", "lifecycle"):
+            runs = starts.get(r.ref, [])
+            if len(runs) > 1:
+                problems.append(f"{r.rid!r} ({r.kind}): its handle job ran {len(runs)} times: {runs}")
+            if runs and not r.accepted:
+                problems.append(f"{r.rid!r} ({r.kind}): ran {runs} but was never accepted "
+                                f"(ending {r.ending}, unknown-request {r.unknown})")
+            if r.ending is not None and r.ending.status == "final":
+                data = r.ending.json["handle"]["data"]
+                if len(runs) != 1 or data["job"] != runs[0]["job"]:
+                    problems.append(f"{r.rid!r}: final from job {data['job']}, logged runs {runs}")
+            if r.ending is not None and r.ending.status == "error" and r.ending.code in ("busy", "unknown-intent") \
+                    and runs:
+                problems.append(f"{r.rid!r}: ended {r.ending.code} (no handle job given out) but ran {runs}")
+        elif r.kind == "resolve" and starts.get(r.ref):
+            problems.append(f"{r.rid!r}: a resolve request ran a handle job {starts[r.ref]}")
+    # (d) keys
+    multi = 0
+    for op in keyops.values():
+        runs = sorted(starts.get(op.ref, []), key=lambda x: x["t"])
+        attempts = [x["attempt"] for x in runs]
+        multi += len(runs) > 1
+        if attempts != sorted(set(attempts)):
+            problems.append(f"key {op.key!r}: attempts {attempts} not strictly increasing")
+        if len(runs) > 1 + op.unknown_outcomes:
+            problems.append(f"key {op.key!r}: ran {len(runs)} times ({attempts}) after {op.unknown_outcomes} "
+                            f"unknown outcomes (endings {op.endings})")
+        if op.final is not None:
+            data = op.final.json["handle"]["data"]
+            if not runs or (data["attempt"], data["job"]) != (runs[-1]["attempt"], runs[-1]["job"]):
+                problems.append(f"key {op.key!r}: final {data} is not from the last run {runs[-1:] }")
+    # (e)
+    for i, c in enumerate(clients):
+        problems += [f"client {i}: {v}" for v in c.violations]
+
+    codes: dict[str, int] = {}
+    for r in reqs.values():
+        if r.ending is not None:
+            k = "final" if r.ending.status == "final" else r.ending.code
+            codes[k] = codes.get(k, 0) + 1
+        elif r.unknown:
+            codes["(unknown-request: never accepted)"] = codes.get("(unknown-request: never accepted)", 0) + 1
+        else:
+            codes["(no answer)"] = codes.get("(no answer)", 0) + 1
+    via_status = sum(1 for r in reqs.values() if r.ending_via == "status")
+    recovered = broker.recovered()
+    with capsys.disabled():
+        print(f"\ndurable: {len(reqs)} requests ({sum(1 for r in reqs.values() if r.kind == 'keyed')} keyed on "
+              f"{len(keyops)} keys, {multi} keys ran more than once), {accepted} accepted, endings {codes}, "
+              f"{via_status} endings learnt from STATUS, {broker.kills} kills, {len(lines)} log lines, "
+              f"recovered per restart (requests/results/keys): "
+              f"{[(x['requests'], x['results'], x['keys']) for x in recovered[1:]]}, load {load_s:.1f} s, "
+              f"total {time.monotonic() - started:.1f} s, {len(problems)} problems")
+        for p in problems[:40]:
+            print("  problem:", p)
+    assert broker.kills == KILLS, f"only {broker.kills} kills"
+    assert not problems, f"{len(problems)} problems, first: {problems[:10]}"
