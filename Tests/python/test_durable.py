@@ -9,7 +9,8 @@ broker is gone (silence, or DISCONNECT from a new broker); two CIPC02 clients wi
 restarted broker sees the same clients.
 
 Load: a few hundred requests of intent type "Chaos" (unkeyed `handle`, keyed `handle`, `lifecycle` and `resolve`),
-some tens in flight. The intent's parameter "ref" names the request (`r:<request id>`) or, for a keyed request, its
+some tens in flight, with deadlines of 0.5, 1 or 3 s (so that some get `progress` or are shed `busy` across a
+restart); a fifth of the keyed requests are sent twice at once (the second is attached to the first). The intent's parameter "ref" names the request (`r:<request id>`) or, for a keyed request, its
 key (`k:<key>`, the same body for every retry, as a key requires), so the workers' logs say which request or key every
 handle job belonged to. A keyed request is sent again (same key and body, new request id) after an ending that
 leaves its outcome unknown (`outcome-unknown`, `worker-lost`, `timeout`), after `busy`, and after the broker
@@ -67,7 +68,8 @@ KILLS = 10
 MIN_REQUESTS = 300      # keep the load going until the kills are over and at least this many were sent ...
 MAX_REQUESTS = 600      # ... but never more than this (keyed retries included)
 WINDOW = 32             # requests in flight at once (both clients)
-DEADLINE_MS = 3000
+DEADLINES_MS = (500, 1000, 3000, 3000)  # short ones get progress and busy across restarts
+DUPLICATES = 0.2        # chance that a keyed request is sent twice at once (the second is attached to the first)
 LOAD_S = 120.0          # bound of the load phase
 DRAIN_S = 90.0          # after the load: every request ends by the hard limit (60 s)
 SWEEP_AFTER_S = 4.0     # ask STATUS about a request without an ending this long after the last question
@@ -114,8 +116,10 @@ class RestartingBroker:
         self.proc: cluster.Proc | None = None
 
     def start(self) -> None:
+        # DURABLE_JOURNAL=none runs the same test on a memory-only broker, to see it fail.
+        journal = os.environ.get("DURABLE_JOURNAL", str(self.journal))
         args = [str(cluster.binary()), "broker", "--frontend", self.frontend, "--backend", self.backend,
-                "--heartbeat-ms", str(HB), "--journal", str(self.journal), "--result-ttl", "3600",
+                "--heartbeat-ms", str(HB), "--journal", journal, "--result-ttl", "3600",
                 "--log-level", "info"]
         p = cluster.Proc(f"{self.tag}-{len(self.incarnations)}", args, self.spawn.run_dir)
         p.stop_timeout = 1.0
@@ -171,10 +175,11 @@ def chaos(broker: RestartingBroker, stop: threading.Event, rng: random.Random, e
 class Req:
     rid: bytes
     client: int
-    kind: str                   # handle | keyed | lifecycle | resolve
+    kind: str                   # handle | keyed | dup (a keyed request sent again at once) | lifecycle | resolve
     ref: str
     key: bytes | None
     sent_at: float
+    deadline: int = 0
     progress: int = 0           # progress REPLYs
     status_progress: int = 0    # STATUS answers `progress`
     reply_endings: list = field(default_factory=list)
@@ -206,7 +211,7 @@ class KeyOp:
     client: int
     rids: list = field(default_factory=list)
     unknown_outcomes: int = 0
-    final: cip.Message | None = None
+    finals: list = field(default_factory=list)
     done: bool = False
     retry_at: float | None = None
     endings: list = field(default_factory=list)
@@ -265,19 +270,23 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
         counter += 1
         rid = f"c{ci}-{counter}-{uuid.uuid4().hex[:6]}".encode()
         c = clients[ci]
-        if kind == "keyed":
-            c.request("Chaos", "handle", op.body, deadline=DEADLINE_MS, rid=rid, key=op.key)
+        deadline = rng.choice(DEADLINES_MS)
+        if kind in ("keyed", "dup"):
+            c.request("Chaos", "handle", op.body, deadline=deadline, rid=rid, key=op.key)
             op.rids.append(rid)
-            op.retry_at = None
-            r = Req(rid, ci, kind, op.ref, op.key, time.monotonic())
+            if kind == "keyed":
+                op.retry_at = None
+            r = Req(rid, ci, kind, op.ref, op.key, time.monotonic(), deadline)
         else:
             ref = f"r:{rid.decode()}"
             phase = {"handle": "handle", "lifecycle": "lifecycle", "resolve": "resolve"}[kind]
-            c.request("Chaos", phase, chaos_body(ref), deadline=DEADLINE_MS, rid=rid)
-            r = Req(rid, ci, kind, ref, None, time.monotonic())
+            c.request("Chaos", phase, chaos_body(ref), deadline=deadline, rid=rid)
+            r = Req(rid, ci, kind, ref, None, time.monotonic(), deadline)
         reqs[rid] = r
         open_rids.add(rid)
         sent += 1
+        if kind == "keyed" and rng.random() < DUPLICATES:
+            send("dup", ci, op)
 
     def ask(r: Req) -> None:
         clients[r.client].status(r.rid)
@@ -288,11 +297,14 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
         op = keyops[r.key]
         op.endings.append(code or "final")
         if code is None:
-            op.final = m
-            op.done = True
-            return
+            op.finals.append(m)
         if code in UNKNOWN_OUTCOME:
             op.unknown_outcomes += 1
+        if r.kind == "dup":
+            return  # the retries follow the first request only
+        if code is None:
+            op.done = True
+            return
         if code in RETRY_KEYED or code == "broker-restarted":
             if len(op.rids) >= KEY_REQUESTS:
                 op.done = True
@@ -306,7 +318,7 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
     def ended(r: Req, m: cip.Message, via: str) -> None:
         r.ending, r.ending_via, r.ended_at = m, via, time.monotonic()
         open_rids.discard(r.rid)
-        if r.kind == "keyed":
+        if r.kind in ("keyed", "dup"):
             keyed_ended(r, m.code if m.status == "error" else None, m)
 
     def same(a: cip.Message, b: cip.Message) -> bool:
@@ -339,6 +351,9 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
                 problems.append(f"{r.rid!r}: STATUS progress after its ending {r.ending}")
             return
         if m.code == "unknown-request":
+            if r.ending is not None and r.ending.status == "error" and r.ending.code in REFUSALS and not (
+                    r.progress or r.status_progress):
+                return  # refused before it was accepted (busy at once, say): nothing to keep
             if r.ending is not None:
                 problems.append(f"{r.rid!r}: STATUS unknown-request after its ending {r.ending} ({r.ending_via})")
             elif r.progress or r.status_progress:
@@ -349,7 +364,7 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
             elif not r.unknown:
                 r.unknown = True  # never accepted: the REQUEST was lost with a killed broker's connection
                 open_rids.discard(r.rid)
-                if r.kind == "keyed":
+                if r.kind in ("keyed", "dup"):
                     keyed_ended(r, "broker-restarted", None)
             return
         if r.unknown:
@@ -442,7 +457,10 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
         else:
             problems.append(f"{rid!r} ({r.kind}): no answer at all, not even to STATUS, within {DRAIN_S} s")
 
-    # (b) STATUS of every request id, once more.
+    # (b) STATUS of every request id, once more (after the answers to earlier questions have come in).
+    quiet_end = time.monotonic() + 1.0
+    while time.monotonic() < quiet_end:
+        pump(50)
     for r in reqs.values():
         clients[r.client].status(r.rid)
     waiting = set(reqs)
@@ -452,7 +470,8 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
         for c in clients:
             if c.socket in events:
                 while (m := c._receive_one(0)) is not None:
-                    if m.command == "STATUS" and m.request_id in waiting:
+                    if m.command == "STATUS" and m.request_id in waiting and not (
+                            m.status == "progress" and reqs[m.request_id].ending is not None):
                         reqs[m.request_id].final_status = m
                         waiting.discard(m.request_id)
                     else:
@@ -510,10 +529,10 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
         if len(runs) > 1 + op.unknown_outcomes:
             problems.append(f"key {op.key!r}: ran {len(runs)} times ({attempts}) after {op.unknown_outcomes} "
                             f"unknown outcomes (endings {op.endings})")
-        if op.final is not None:
-            data = op.final.json["handle"]["data"]
+        for final in op.finals:  # the first and its duplicates or replays: all from the key's last run
+            data = final.json["handle"]["data"]
             if not runs or (data["attempt"], data["job"]) != (runs[-1]["attempt"], runs[-1]["job"]):
-                problems.append(f"key {op.key!r}: final {data} is not from the last run {runs[-1:] }")
+                problems.append(f"key {op.key!r}: final {data} is not from the last run {runs[-1:]}")
     # (e)
     for i, c in enumerate(clients):
         problems += [f"client {i}: {v}" for v in c.violations]
@@ -528,14 +547,19 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
         else:
             codes["(no answer)"] = codes.get("(no answer)", 0) + 1
     via_status = sum(1 for r in reqs.values() if r.ending_via == "status")
+    progress = sum(1 for r in reqs.values() if r.progress)
+    status_progress = sum(1 for r in reqs.values() if r.status_progress)
     recovered = broker.recovered()
+    refused = sorted((round((r.ended_at - r.sent_at) * 1000), r.deadline, r.ending_via) for r in reqs.values()
+                     if r.ending is not None and not r.accepted)
     with capsys.disabled():
         print(f"\ndurable: {len(reqs)} requests ({sum(1 for r in reqs.values() if r.kind == 'keyed')} keyed on "
-              f"{len(keyops)} keys, {multi} keys ran more than once), {accepted} accepted, endings {codes}, "
-              f"{via_status} endings learnt from STATUS, {broker.kills} kills, {len(lines)} log lines, "
+              f"{len(keyops)} keys, {sum(1 for r in reqs.values() if r.kind == 'dup')} sent twice at once, {multi} keys ran more than once), {accepted} accepted, endings {codes}, "
+              f"{via_status} endings learnt from STATUS, {progress} with a progress REPLY, {status_progress} with STATUS progress, {broker.kills} kills, {len(lines)} log lines, "
               f"recovered per restart (requests/results/keys): "
               f"{[(x['requests'], x['results'], x['keys']) for x in recovered[1:]]}, load {load_s:.1f} s, "
               f"total {time.monotonic() - started:.1f} s, {len(problems)} problems")
+        print(f"  refused (ms after sending, deadline, via): {refused}")
         for p in problems[:40]:
             print("  problem:", p)
     assert broker.kills == KILLS, f"only {broker.kills} kills"
