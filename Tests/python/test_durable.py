@@ -64,9 +64,9 @@ cip.STATUS_CODES.add("outcome-unknown")
 HB = 500
 WORKERS = 3
 CAPACITY = 4
-KILLS = 10
-MIN_REQUESTS = 300      # keep the load going until the kills are over and at least this many were sent ...
-MAX_REQUESTS = 600      # ... but never more than this (keyed retries included)
+KILLS = int(os.environ.get("DURABLE_KILLS", "10"))  # more, to hunt for rarer losses
+MIN_REQUESTS = 30 * KILLS  # keep the load going until the kills are over and at least this many were sent ...
+MAX_REQUESTS = 60 * KILLS  # ... but never more than this (keyed retries included)
 WINDOW = 32             # requests in flight at once (both clients)
 DEADLINES_MS = (500, 1000, 3000, 3000)  # short ones get progress and busy across restarts
 DUPLICATES = 0.2        # chance that a keyed request is sent twice at once (the second is attached to the first)
@@ -117,9 +117,11 @@ class RestartingBroker:
 
     def start(self) -> None:
         # DURABLE_JOURNAL=none runs the same test on a memory-only broker, to see it fail.
+        # DURABLE_FSYNC=100 commits with fsync at most every 100 ms (a SIGKILL must lose nothing either way).
         journal = os.environ.get("DURABLE_JOURNAL", str(self.journal))
         args = [str(cluster.binary()), "broker", "--frontend", self.frontend, "--backend", self.backend,
                 "--heartbeat-ms", str(HB), "--journal", journal, "--result-ttl", "3600",
+                "--journal-fsync", os.environ.get("DURABLE_FSYNC", "batch"),
                 "--log-level", "info"]
         p = cluster.Proc(f"{self.tag}-{len(self.incarnations)}", args, self.spawn.run_dir)
         p.stop_timeout = 1.0
@@ -546,7 +548,11 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
             codes["(unknown-request: never accepted)"] = codes.get("(unknown-request: never accepted)", 0) + 1
         else:
             codes["(no answer)"] = codes.get("(no answer)", 0) + 1
-    via_status = sum(1 for r in reqs.values() if r.ending_via == "status")
+    via_status: dict[str, int] = {}
+    for r in reqs.values():
+        if r.ending_via == "status":
+            k = "final" if r.ending.status == "final" else r.ending.code
+            via_status[k] = via_status.get(k, 0) + 1
     progress = sum(1 for r in reqs.values() if r.progress)
     status_progress = sum(1 for r in reqs.values() if r.status_progress)
     recovered = broker.recovered()
@@ -555,7 +561,7 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
     with capsys.disabled():
         print(f"\ndurable: {len(reqs)} requests ({sum(1 for r in reqs.values() if r.kind == 'keyed')} keyed on "
               f"{len(keyops)} keys, {sum(1 for r in reqs.values() if r.kind == 'dup')} sent twice at once, {multi} keys ran more than once), {accepted} accepted, endings {codes}, "
-              f"{via_status} endings learnt from STATUS, {progress} with a progress REPLY, {status_progress} with STATUS progress, {broker.kills} kills, {len(lines)} log lines, "
+              f"endings learnt from STATUS {via_status}, {progress} with a progress REPLY, {status_progress} with STATUS progress, {broker.kills} kills, {len(lines)} log lines, "
               f"recovered per restart (requests/results/keys): "
               f"{[(x['requests'], x['results'], x['keys']) for x in recovered[1:]]}, load {load_s:.1f} s, "
               f"total {time.monotonic() - started:.1f} s, {len(problems)} problems")
