@@ -43,6 +43,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import sys
 import threading
@@ -65,6 +66,10 @@ HB = 500
 WORKERS = 3
 CAPACITY = 4
 KILLS = int(os.environ.get("DURABLE_KILLS", "10"))  # more, to hunt for rarer losses
+# To hunt: DURABLE_GAP_S=0,0.3 DURABLE_EARLY=1 kills a new broker without waiting for it to answer PING (possibly
+# while it is still reading its journal back).
+GAP_S = tuple(float(x) for x in os.environ.get("DURABLE_GAP_S", "0.3,1.0").split(","))
+EARLY = os.environ.get("DURABLE_EARLY") == "1"
 MIN_REQUESTS = 30 * KILLS  # keep the load going until the kills are over and at least this many were sent ...
 MAX_REQUESTS = 60 * KILLS  # ... but never more than this (keyed retries included)
 WINDOW = 32             # requests in flight at once (both clients)
@@ -162,12 +167,13 @@ class RestartingBroker:
 
 def chaos(broker: RestartingBroker, stop: threading.Event, rng: random.Random, errors: list) -> None:
     try:
-        for _ in range(KILLS):
-            if stop.wait(rng.uniform(0.3, 1.0)):  # pacing of the chaos, not ordering
+        for i in range(KILLS):
+            if stop.wait(rng.uniform(*GAP_S)):  # pacing of the chaos, not ordering
                 return
             broker.kill()
             broker.start()
-            broker.wait_ready()
+            if not EARLY or i == KILLS - 1:
+                broker.wait_ready()
             broker.generation += 1
     except BaseException as e:  # reported by the test
         errors.append(e)
@@ -568,5 +574,12 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
         print(f"  refused (ms after sending, deadline, via): {refused}")
         for p in problems[:40]:
             print("  problem:", p)
+    if os.environ.get("DURABLE_KEEP"):  # a directory to keep the logs, the journal and the workers' log in
+        keep = Path(os.environ["DURABLE_KEEP"]) / broker.tag
+        keep.mkdir(parents=True, exist_ok=True)
+        for f in spawn.run_dir.iterdir():
+            if f.is_file() and not f.name.endswith(".sock"):
+                shutil.copy2(f, keep / f.name)
+        (keep / "problems.txt").write_text("\n".join(problems))
     assert broker.kills == KILLS, f"only {broker.kills} kills"
     assert not problems, f"{len(problems)} problems, first: {problems[:10]}"
