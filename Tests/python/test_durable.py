@@ -30,8 +30,10 @@ Then every request id is asked STATUS once more, the workers are stopped, and:
 (b) the final STATUS of every accepted request answers its ending (status, phase and body byte for byte);
 (c) an unkeyed handle job never ran twice (log starts per ref), never ran for a request the broker refused or never
     accepted, and a final reply comes from the one logged run;
-(d) a key's runs carry strictly increasing attempts, number at most 1 + the endings of that key whose outcome was
-    unknown, and its final reply comes from its last run;
+(d) a key's runs carry strictly increasing attempts (the sharp check: a broker that ran an attempt again, say a
+    recovered handle job, repeats its number), number at most 1 + the endings of that key whose outcome was unknown
+    (a loose bound: a duplicate attached to a request shares its ending and counts too), and every final reply of
+    the key (first, attached duplicate or replay) comes from its last run;
 (e) the clients saw no protocol violation (at most one progress REPLY, no REPLY or STATUS nobody was owed).
 
 Every wait is bounded; processes are stopped by pid; files live in the session's temporary directory.
