@@ -8,9 +8,11 @@ which log every handle job they start (O_APPEND, fsync) before running it, and r
 broker is gone (silence, or DISCONNECT from a new broker); two CIPC02 clients with fixed routing ids, so that the
 restarted broker sees the same clients.
 
-Load: a few hundred requests of intent type "Chaos" (unkeyed `handle`, keyed `handle`, `lifecycle` and `resolve`),
+Load: a few hundred requests of intent type "Chaos" (unkeyed `handle`, keyed `handle` or `lifecycle`, unkeyed
+`lifecycle` and `resolve`),
 some tens in flight, with deadlines of 0.5, 1 or 3 s (so that some get `progress` or are shed `busy` across a
-restart); a fifth of the keyed requests are sent twice at once (the second is attached to the first). The intent's parameter "ref" names the request (`r:<request id>`) or, for a keyed request, its
+restart); a fifth of the keyed requests are sent twice at once (the second, with the same deadline, is attached to
+the first). The intent's parameter "ref" names the request (`r:<request id>`) or, for a keyed request, its
 key (`k:<key>`, the same body for every retry, as a key requires), so the workers' logs say which request or key every
 handle job belonged to. A keyed request is sent again (same key and body, new request id) after an ending that
 leaves its outcome unknown (`outcome-unknown`, `worker-lost`, `timeout`), after `busy`, and after the broker
@@ -74,9 +76,13 @@ GAP_S = tuple(float(x) for x in os.environ.get("DURABLE_GAP_S", "0.3,1.0").split
 EARLY = os.environ.get("DURABLE_EARLY") == "1"
 MIN_REQUESTS = 30 * KILLS  # keep the load going until the kills are over and at least this many were sent ...
 MAX_REQUESTS = 60 * KILLS  # ... but never more than this (keyed retries included)
-WINDOW = 32             # requests in flight at once (both clients)
+WINDOW = int(os.environ.get("DURABLE_WINDOW", "32"))  # requests in flight at once (both clients)
 DEADLINES_MS = (500, 1000, 3000, 3000)  # short ones get progress and busy across restarts
 DUPLICATES = 0.2        # chance that a keyed request is sent twice at once (the second is attached to the first)
+# An attached duplicate gets its first request's deadline: with a shorter one of its own it can be shed `busy` and,
+# after a restart, get the operation's ending as well (test_shed_duplicate_ends_once_across_a_restart, xfail).
+# DURABLE_DUP_DEADLINES=1 gives duplicates deadlines of their own, to see it here.
+DUP_OWN_DEADLINES = os.environ.get("DURABLE_DUP_DEADLINES") == "1"
 LOAD_S = 120.0          # bound of the load phase
 DRAIN_S = 90.0          # after the load: every request ends by the hard limit (60 s)
 SWEEP_AFTER_S = 4.0     # ask STATUS about a request without an ending this long after the last question
@@ -219,6 +225,7 @@ class KeyOp:
     ref: str
     body: bytes
     client: int
+    phase: str = "handle"       # handle or lifecycle: a key matters for both
     rids: list = field(default_factory=list)
     unknown_outcomes: int = 0
     finals: list = field(default_factory=list)
@@ -275,14 +282,15 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
     sent = 0
     counter = 0
 
-    def send(kind: str, ci: int, op: KeyOp | None = None) -> None:
+    def send(kind: str, ci: int, op: KeyOp | None = None, deadline: int | None = None) -> None:
         nonlocal sent, counter
         counter += 1
         rid = f"c{ci}-{counter}-{uuid.uuid4().hex[:6]}".encode()
         c = clients[ci]
-        deadline = rng.choice(DEADLINES_MS)
+        if deadline is None or DUP_OWN_DEADLINES:
+            deadline = rng.choice(DEADLINES_MS)
         if kind in ("keyed", "dup"):
-            c.request("Chaos", "handle", op.body, deadline=deadline, rid=rid, key=op.key)
+            c.request("Chaos", op.phase, op.body, deadline=deadline, rid=rid, key=op.key)
             op.rids.append(rid)
             if kind == "keyed":
                 op.retry_at = None
@@ -296,7 +304,7 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
         open_rids.add(rid)
         sent += 1
         if kind == "keyed" and rng.random() < DUPLICATES:
-            send("dup", ci, op)
+            send("dup", ci, op, deadline)
 
     def ask(r: Req) -> None:
         clients[r.client].status(r.rid)
@@ -427,7 +435,8 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
                 op = None
                 if kind == "keyed":
                     key = f"key-{len(keyops)}-{uuid.uuid4().hex}".encode()
-                    op = KeyOp(key, f"k:{key.decode()}", chaos_body(f"k:{key.decode()}"), ci)
+                    op = KeyOp(key, f"k:{key.decode()}", chaos_body(f"k:{key.decode()}"), ci,
+                               rng.choice(("handle", "handle", "lifecycle")))
                     keyops[key] = op
                 send(kind, ci, op)
             if broker.generation != generation_seen or now >= next_sweep:
@@ -585,3 +594,54 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
         (keep / "problems.txt").write_text("\n".join(problems))
     assert broker.kills == KILLS, f"only {broker.kills} kills"
     assert not problems, f"{len(problems)} problems, first: {problems[:10]}"
+
+
+@pytest.mark.xfail(strict=True, reason="broker bug (issue 12): an attached duplicate shed `busy` at its own deadline "
+                   "stays attached in the journal; after a restart it gets the operation's final as a second ending "
+                   "REPLY, and its STATUS turns from busy to final")
+def test_shed_duplicate_ends_once_across_a_restart(spawn):
+    """The smallest reproduction of what test_sigkilled_broker_keeps_every_request finds with
+    DURABLE_DUP_DEADLINES=1 DURABLE_WINDOW=120: request P (key K, deadline 3 s) and its duplicate D (same key and
+    body, deadline 500 ms) wait for a worker; D is shed `busy` at its deadline and leaves the operation (4.10.1); the
+    broker is SIGKILLed and started again on its journal, a worker registers, P ends `final`. D must get nothing
+    more, and STATUS of D must still answer its `busy`. Without the restart it does (checked first)."""
+    for restart in (False, True):
+        journal = spawn.run_dir / f"journal-{uuid.uuid4().hex[:8]}.db"
+        subprocess.run([str(cluster.binary()), "journal", "init", str(journal)], check=True, capture_output=True,
+                       timeout=30)
+        broker = RestartingBroker(spawn, journal)
+        broker.start()
+        broker.wait_ready()
+        c = RecordingClient(broker.frontend, routing_id=f"{broker.tag}-client".encode(), version=2)
+        spawn.closables.append(c)
+        body = chaos_body("shed-duplicate")
+        c.request("Chaos", "handle", body, deadline=3000, rid=b"P", key=b"K")
+        c.request("Chaos", "handle", body, deadline=500, rid=b"D", key=b"K")
+        shed = c.ending(b"D", timeout=5)
+        assert (shed.status, shed.code) == ("error", "busy"), shed
+        if restart:
+            broker.kill()
+            broker.start()
+            broker.wait_ready()
+            c.status(b"P")  # the sweep (7.2): P is still in flight
+        worker = cluster.Proc(f"{broker.tag}-w", [sys.executable, str(WORKER_SCRIPT), "--broker", broker.backend,
+                                                  "--name", f"{broker.tag}-w", "--log", str(spawn.run_dir / "shed.log"),
+                                                  "--heartbeat-ms", str(HB), "--capacity", "2", "--max-ms", "100"],
+                              spawn.run_dir)
+        worker.stop_timeout = 1.0
+        spawn.procs.append(worker)
+        final = c.ending(b"P", timeout=10)
+        assert final.status == "final", final
+        end = time.monotonic() + 1.5
+        while time.monotonic() < end:  # anything more for D arrives within this
+            try:
+                c.next(lambda m: m.request_id == b"D", timeout=0.1)
+                break
+            except TimeoutError:
+                pass
+        c.status(b"D")
+        status = c.next(lambda m: m.command == "STATUS" and m.request_id == b"D", timeout=10)
+        assert not c.violations, f"restart={restart}: {c.violations}"
+        assert (status.status, status.body) == ("error", shed.body), f"restart={restart}: STATUS of D is {status}"
+        worker.stop(2)
+        broker.proc.stop(2)
