@@ -36,6 +36,8 @@ Then every request id is asked STATUS once more, the workers are stopped, and:
     recovered handle job, repeats its number), number at most 1 + the endings of that key whose outcome was unknown
     (a loose bound: a duplicate attached to a request shares its ending and counts too), and every final reply of
     the key (first, attached duplicate or replay) comes from its last run;
+(f) every key with a final reply, sent once more at the end, gets that final byte for byte flagged `replay`, and
+    runs no job (the idempotency records came through the restarts);
 (e) the clients saw no protocol violation (at most one progress REPLY, no REPLY or STATUS nobody was owed).
 
 Every wait is bounded; processes are stopped by pid; files live in the session's temporary directory.
@@ -498,6 +500,20 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
                         handle(m)
     assert not waiting, f"{len(waiting)} STATUS questions unanswered within 30 s"
 
+    # (f) every key with a final reply is sent once more: its stored final, byte for byte, flagged replay (the
+    # idempotency records came through every restart), and no worker runs it again (checked with the log below).
+    replays: dict[bytes, KeyOp] = {}
+    for op in keyops.values():
+        if op.finals:
+            rid = f"replay-{len(replays)}-{uuid.uuid4().hex[:6]}".encode()
+            clients[op.client].request("Chaos", op.phase, op.body, deadline=3000, rid=rid, key=op.key)
+            replays[rid] = op
+    for rid, op in replays.items():
+        r = clients[op.client].ending(rid, timeout=10)
+        first = op.finals[0]
+        if (r.status, r.phase, r.body, r.flags) != ("final", first.phase, first.body, b"replay"):
+            problems.append(f"key {op.key!r}: sent again after the restarts, answered {r}, not the replay of {first}")
+
     for p in workers:  # by pid; their logs are complete once they are gone
         p.signal(signal.SIGKILL)
         p.wait(10)
@@ -578,7 +594,7 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
                      if r.ending is not None and not r.accepted)
     with capsys.disabled():
         print(f"\ndurable: {len(reqs)} requests ({sum(1 for r in reqs.values() if r.kind == 'keyed')} keyed on "
-              f"{len(keyops)} keys, {sum(1 for r in reqs.values() if r.kind == 'dup')} sent twice at once, {multi} keys ran more than once, {len(given_up)} given up after {KEY_REQUESTS} requests), {accepted} accepted, endings {codes}, "
+              f"{len(keyops)} keys, {sum(1 for r in reqs.values() if r.kind == 'dup')} sent twice at once, {multi} keys ran more than once, {len(given_up)} given up after {KEY_REQUESTS} requests, {len(replays)} replayed at the end), {accepted} accepted, endings {codes}, "
               f"endings learnt from STATUS {via_status}, {progress} with a progress REPLY, {status_progress} with STATUS progress, {broker.kills} kills, {len(lines)} log lines, "
               f"recovered per restart (requests/results/keys): "
               f"{[(x['requests'], x['results'], x['keys']) for x in recovered[1:]]}, load {load_s:.1f} s, "
