@@ -599,7 +599,9 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
               f"recovered per restart (requests/results/keys): "
               f"{[(x['requests'], x['results'], x['keys']) for x in recovered[1:]]}, load {load_s:.1f} s, "
               f"total {time.monotonic() - started:.1f} s, {len(problems)} problems")
-        print(f"  refused (ms after sending, deadline, via): {refused}")
+        if refused:
+            print(f"  refused before acceptance (STATUS unknown-request): {len(refused)}, answered "
+                  f"{refused[0][0]}..{refused[-1][0]} ms after sending")
         for p in problems[:40]:
             print("  problem:", p)
     if os.environ.get("DURABLE_KEEP"):  # a directory to keep the logs, the journal and the workers' log in
