@@ -65,8 +65,6 @@ import zmq
 import cip
 import cluster
 
-# PROTOCOL 10.2: outcome-unknown is carried in REPLY *and* STATUS (a stored ending); cip.py's STATUS list predates it.
-cip.STATUS_CODES.add("outcome-unknown")
 
 HB = 500
 WORKERS = 3
@@ -81,9 +79,9 @@ MAX_REQUESTS = 60 * KILLS  # ... but never more than this (keyed retries include
 WINDOW = int(os.environ.get("DURABLE_WINDOW", "32"))  # requests in flight at once (both clients)
 DEADLINES_MS = (500, 1000, 3000, 3000)  # short ones get progress and busy across restarts
 DUPLICATES = 0.2        # chance that a keyed request is sent twice at once (the second is attached to the first)
-# An attached duplicate gets its first request's deadline: with a shorter one of its own it can be shed `busy` and,
-# after a restart, get the operation's ending as well (test_shed_duplicate_ends_once_across_a_restart, xfail).
-# DURABLE_DUP_DEADLINES=1 gives duplicates deadlines of their own, to see it here.
+# An attached duplicate gets its first request's deadline by default (after a restart a duplicate with a deadline of
+# its own can get a second progress: test_attached_duplicate_gets_one_progress_across_a_restart, xfail);
+# DURABLE_DUP_DEADLINES=1 gives duplicates deadlines of their own (shed ones must end once: the journal detaches them).
 DUP_OWN_DEADLINES = os.environ.get("DURABLE_DUP_DEADLINES") == "1"
 LOAD_S = 120.0          # bound of the load phase
 DRAIN_S = 90.0          # after the load: every request ends by the hard limit (60 s)
@@ -615,9 +613,6 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
     assert not problems, f"{len(problems)} problems, first: {problems[:10]}"
 
 
-@pytest.mark.xfail(strict=True, reason="broker bug (issue 12): an attached duplicate shed `busy` at its own deadline "
-                   "stays attached in the journal; after a restart it gets the operation's final as a second ending "
-                   "REPLY, and its STATUS turns from busy to final")
 def test_shed_duplicate_ends_once_across_a_restart(spawn):
     """The smallest reproduction of what test_sigkilled_broker_keeps_every_request finds with
     DURABLE_DUP_DEADLINES=1 DURABLE_WINDOW=120: request P (key K, deadline 3 s) and its duplicate D (same key and
