@@ -214,15 +214,38 @@ final class PostgresJournalStore {
     {
         let connection = try open()
         do {
-            return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
+            // A connection PostgreSQL closed (a restart) can leave a new query waiting forever: fail at once.
+            guard !connection.isClosed else {
+                throw JournalError(
+                    code: .unavailable,
+                    message: "\(name): the connection to PostgreSQL is closed (the server restarted or went away), "
+                        + "and with it this broker's leadership. Stop this broker; start it again.")
+            }
+            return try Self.wait(
+                connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger), on: connection.eventLoop
+            )
         } catch {
             let converted = Self.journalError(error, name, doing: "running a query")
             if converted.code == .unavailable {
                 lost = true
-                _ = connection.close()
+                let _: EventLoopFuture<Void> = connection.close()
             }
             throw converted
         }
+    }
+
+    /// How long a query may take before the connection counts as lost (a partitioned network, a hung server).
+    static let queryTimeout: TimeAmount = .seconds(30)
+
+    /// Blocks until `future` completes, or fails it after ``queryTimeout``.
+    static func wait<T: Sendable>(_ future: EventLoopFuture<T>, on eventLoop: any EventLoop) throws -> T {
+        let promise = eventLoop.makePromise(of: T.self)
+        future.cascade(to: promise)
+        let timeout = eventLoop.scheduleTask(in: queryTimeout) {
+            promise.fail(JournalError(code: .unavailable, message: "PostgreSQL did not answer within 30 seconds"))
+        }
+        defer { timeout.cancel() }
+        return try promise.futureResult.wait()
     }
 
     private func binds(_ fill: (inout PostgresBindings) -> Void) -> PostgresBindings {
@@ -493,14 +516,15 @@ final class PostgresJournalStore {
     /// Releases the leader lock and closes the connection (idempotent).
     func close() {
         guard let connection else { return }
-        if !lost {
-            _ = try? connection.query(
-                PostgresQuery(
-                    unsafeSQL: "SELECT pg_advisory_unlock($1)",
-                    binds: binds { $0.append(PostgresJournalSchema.leaderLockKey) }), logger: logger
-            ).wait()
+        if !lost, !connection.isClosed {
+            _ = try? Self.wait(
+                connection.query(
+                    PostgresQuery(
+                        unsafeSQL: "SELECT pg_advisory_unlock($1)",
+                        binds: binds { $0.append(PostgresJournalSchema.leaderLockKey) }), logger: logger),
+                on: connection.eventLoop)
         }
-        _ = try? connection.close().wait()
+        _ = try? Self.wait(connection.close(), on: connection.eventLoop)
         self.connection = nil
     }
 
