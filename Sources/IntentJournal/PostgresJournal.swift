@@ -82,6 +82,11 @@ public final class PostgresJournal: Journal {
         store.withLock { $0.close() }
     }
 
+    /// Gives up the leader lock but keeps the connection: for tests of the fence (`@testable`), never for brokers.
+    func releaseLeadershipForTesting() throws(JournalError) {
+        try store.withLock { store throws(JournalError) in try store.releaseLeadership() }
+    }
+
     public var statistics: JournalStatistics {
         store.withLock { $0.statistics }
     }

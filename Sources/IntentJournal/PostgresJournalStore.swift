@@ -511,6 +511,11 @@ final class PostgresJournalStore {
             code: .invalidOperation, message: "\(name): \(what). The commit was rolled back: nothing of it is written.")
     }
 
+    /// Releases the leader lock while the connection stays open (tests of the fence: the next commit must fail).
+    func releaseLeadership() throws(JournalError) {
+        try query("SELECT pg_advisory_unlock($1)", binds { $0.append(PostgresJournalSchema.leaderLockKey) })
+    }
+
     // MARK: Close
 
     /// Releases the leader lock and closes the connection (idempotent).

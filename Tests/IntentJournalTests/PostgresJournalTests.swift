@@ -1,7 +1,8 @@
 import ConciergeTestKit
 import Foundation
-import IntentJournal
 import Testing
+
+@testable import IntentJournal
 
 /// The PostgreSQL journal against a private PostgreSQL server (one per test, started by the test; each check
 /// that needs a fresh journal uses a database of its own).
@@ -222,6 +223,23 @@ import Testing
         try second.commit([.accepted(Sample.request(2))])
         second.close()
         first.close()
+    }
+
+    /// The fence itself: a session that lost the lock while its connection lives (as after a reconnection) writes
+    /// nothing, and another journal can take over.
+    @Test func aSessionWithoutTheLockCannotWrite() throws {
+        let url = try database("fenced")
+        let journal = try PostgresJournal(url: url)
+        defer { journal.close() }
+        try journal.commit([.accepted(Sample.request(1))])
+        try journal.releaseLeadershipForTesting()
+        let second = try PostgresJournal(url: url)
+        let error = expectError(.unavailable) { try journal.commit([.accepted(Sample.request(2))]) }
+        #expect(error?.message.contains("leader lock") == true)
+        #expect(try second.recover().requests.map(\.id) == [1])
+        try second.commit([.accepted(Sample.request(2))])
+        #expect(try second.recover().requests.map(\.id) == [1, 2])
+        second.close()
     }
 
     @Test func aTerminatedSessionCannotWrite() throws {
