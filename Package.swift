@@ -34,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // MARK: C binding
@@ -120,7 +121,11 @@ let package = Package(
         ),
         .target(
             name: "IntentJournal",
-            dependencies: ["CSQLite", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: [
+                "CSQLite", .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
 
@@ -196,7 +201,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "IntentJournalTests", dependencies: ["IntentJournal", "CSQLite", "concierge"],
+            name: "IntentJournalTests", dependencies: ["IntentJournal", "CSQLite", "concierge", "ConciergeTestKit"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

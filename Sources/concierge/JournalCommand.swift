@@ -24,23 +24,31 @@ struct JournalCommand: ParsableCommand {
 
     struct Init: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create an empty journal (schema version 1) at PATH.",
+            abstract: "Create an empty journal (schema version 1) at PATH, or in the PostgreSQL database at URL.",
             discussion: """
-                Refuses an existing file (exit 1, journal-exists): a journal is never replaced. The file is created \
-                with mode 0600. Exit status: 0 when created, 1 otherwise.
+                PATH is a SQLite file; an argument starting with postgres:// or postgresql:// \
+                (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE) creates the journal's tables in that database, \
+                in one transaction. Refuses an existing file or an existing journal in the database (exit 1, \
+                journal-exists): a journal is never replaced. The file is created with mode 0600. Exit status: 0 \
+                when created, 1 otherwise (journal-unavailable when PostgreSQL cannot be reached).
                 """
         )
 
-        @Argument(help: "The journal file to create.")
+        @Argument(help: "The journal file to create, or a postgres:// URL.")
         var path: String
 
         func run() throws {
+            let isURL = PostgresJournal.isURL(path)
             do {
-                try SQLiteJournal.create(path: path)
+                if isURL {
+                    try PostgresJournal.create(url: path)
+                } else {
+                    try SQLiteJournal.create(path: path)
+                }
             } catch {
                 throw JournalCommand.fail(error)
             }
-            print("concierge journal: created \(path) (schema version 1)")
+            print("concierge journal: created \(isURL ? PostgresJournal.redacted(path) : path) (schema version 1)")
         }
     }
 

@@ -1,0 +1,604 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The work of a ``PostgresJournal``: its connection (holding the leader lock), sync policy and statistics.
+///
+/// Not thread-safe: ``PostgresJournal`` keeps it behind a mutex. Every call blocks the calling thread until
+/// PostgreSQL answers: the queries run on a SwiftNIO event loop (`MultiThreadedEventLoopGroup.singleton`) and the
+/// caller waits for their `EventLoopFuture` (`wait()`), so the journal must never be called from an event loop
+/// thread. It does not use Swift concurrency, so a caller on a thread of the cooperative pool (a test) blocks only
+/// itself.
+final class PostgresJournalStore {
+    /// The URL without its password, for messages.
+    let name: String
+    let sync: JournalSync
+    private var connection: PostgresConnection?
+    private var lost = false
+    private var recorder = CommitRecorder()
+    private let clock = ContinuousClock()
+    private let logger = Logger(label: "concierge.journal.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// The journal's secret keys for body fingerprints (two, written at creation).
+    private(set) var fingerprintSeeds: [UInt64] = []
+
+    /// Key record states as stored (as in the SQLite journal).
+    private enum StoredState: Int16 {
+        case inFlight = 0
+        case completed = 1
+        case outcomeUnknown = 2
+    }
+
+    init(url: String, sync: JournalSync) throws(JournalError) {
+        self.sync = sync
+        let configuration = try Self.configuration(url)
+        name = configuration.name
+        connection = try Self.connect(configuration)
+        do throws(JournalError) {
+            try checkSchema()
+            let locked = try query(
+                "SELECT pg_try_advisory_lock($1)", binds { $0.append(PostgresJournalSchema.leaderLockKey) })
+            guard try locked.rows.first?.cells(Bool.self, name) == true else {
+                throw JournalError(
+                    code: .locked,
+                    message: "\(name): another broker holds this journal (PostgreSQL advisory lock "
+                        + "\(PostgresJournalSchema.leaderLockKey) is taken by another session). Two brokers never "
+                        + "write one journal: stop the other broker, or run this one as its standby.")
+            }
+            switch sync {
+            case .everyCommit: try query("SET synchronous_commit = on")
+            case .interval: try query("SET synchronous_commit = off")
+            }
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    // MARK: Connecting
+
+    /// What a URL names: the connection configuration and the URL without its password.
+    struct Configuration {
+        var connection: PostgresConnection.Configuration
+        var name: String
+    }
+
+    /// Parses `postgres://user:password@host:port/database` (or `postgresql://`); `?sslmode=require` asks for TLS
+    /// (with certificate verification), `prefer` tries it; without it the connection is plain TCP.
+    static func configuration(_ url: String) throws(JournalError) -> Configuration {
+        guard let components = URLComponents(string: url),
+            let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql",
+            let host = components.host, !host.isEmpty
+        else {
+            throw JournalError(
+                code: .unavailable,
+                message:
+                    "\(redacted(url)) is not a PostgreSQL URL: give postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.")
+        }
+        let user = components.user ?? "postgres"
+        let database = components.path.count > 1 ? String(components.path.dropFirst()) : user
+        let port = components.port ?? 5432
+        var name = "\(scheme)://\(user)@\(host):\(port)/\(database)"
+        if host.contains(":") { name = "\(scheme)://\(user)@[\(host)]:\(port)/\(database)" }
+        let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
+        let tls: PostgresConnection.Configuration.TLS
+        do {
+            switch mode {
+            case "require", "verify-ca", "verify-full":
+                tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            case "prefer": tls = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            default: tls = .disable
+            }
+        } catch {
+            throw JournalError(code: .unavailable, message: "\(name): cannot set up TLS: \(error).")
+        }
+        var configuration = PostgresConnection.Configuration(
+            host: host, port: port, username: user, password: components.password, database: database, tls: tls)
+        configuration.options.connectTimeout = .seconds(5)
+        return Configuration(connection: configuration, name: name)
+    }
+
+    /// `url` without its password.
+    static func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url) else { return "the PostgreSQL URL" }
+        if components.password != nil { components.password = "***" }
+        return components.string ?? "the PostgreSQL URL"
+    }
+
+    static func connect(_ configuration: Configuration) throws(JournalError) -> PostgresConnection {
+        let logger = Logger(label: "concierge.journal.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+        do {
+            return try PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration.connection, id: 1,
+                logger: logger
+            ).wait()
+        } catch {
+            throw JournalError(
+                code: .unavailable,
+                message: "cannot connect to PostgreSQL at \(configuration.name): \(describe(error)). Check that the "
+                    + "server runs and accepts this user from this host.")
+        }
+    }
+
+    /// Checks that the database holds a journal of a version this build reads, and reads the fingerprint seeds.
+    private func checkSchema() throws(JournalError) {
+        let exists = try query("SELECT to_regclass('meta') IS NOT NULL")
+        guard try exists.rows.first?.cells(Bool.self, name) == true else {
+            throw JournalError(
+                code: .missing,
+                message: "\(name) holds no Concierge journal. A broker never creates its journal: create it with "
+                    + "`concierge journal init URL` (or fix the URL's database).")
+        }
+        let rows = try query("SELECT key, value FROM meta")
+        var meta: [String: Int64] = [:]
+        for row in rows.rows {
+            let (key, value) = try row.cells(String.self, Int64.self, name)
+            meta[key] = value
+        }
+        guard let version = meta["schema_version"] else {
+            throw JournalError(
+                code: .corrupt, message: "\(name): its table meta has no schema_version: not a Concierge journal.")
+        }
+        guard version <= PostgresJournalSchema.version else {
+            throw JournalError(
+                code: .newerVersion,
+                message: "\(name) has schema version \(version), and this Concierge reads version "
+                    + "\(PostgresJournalSchema.version) at most: run the newer Concierge that wrote it.")
+        }
+        guard version == PostgresJournalSchema.version, let one = meta["fingerprint_seed_1"],
+            let two = meta["fingerprint_seed_2"]
+        else {
+            throw JournalError(
+                code: .corrupt, message: "\(name) has schema version \(version), which no Concierge writes: damaged.")
+        }
+        fingerprintSeeds = [UInt64(bitPattern: one), UInt64(bitPattern: two)]
+    }
+
+    /// Creates the schema in one transaction; refuses a database that has a table `meta` already.
+    static func create(url: String) throws(JournalError) {
+        let configuration = try configuration(url)
+        let connection = try connect(configuration)
+        defer { _ = try? connection.close().wait() }
+        let logger = Logger(label: "concierge.journal.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+        func run(_ sql: String) throws(JournalError) -> PostgresQueryResult {
+            do {
+                return try connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).wait()
+            } catch {
+                throw journalError(error, configuration.name, doing: "creating the journal")
+            }
+        }
+        _ = try run("BEGIN")
+        do throws(JournalError) {
+            let exists = try run("SELECT to_regclass('meta') IS NOT NULL OR to_regclass('requests') IS NOT NULL")
+            if try exists.rows.first?.cells(Bool.self, configuration.name) == true {
+                throw JournalError(
+                    code: .exists,
+                    message: "\(configuration.name) holds a journal (or a table meta or requests) already: an "
+                        + "existing journal is never replaced. Use another database, or drop those tables first.")
+            }
+            for statement in PostgresJournalSchema.create { _ = try run(statement) }
+            _ = try run("COMMIT")
+        } catch {
+            _ = try? run("ROLLBACK")
+            if error.code == .io, error.message.contains("42P07") {
+                throw JournalError(
+                    code: .exists,
+                    message: "\(configuration.name) holds journal tables already: an existing journal is never "
+                        + "replaced.")
+            }
+            throw error
+        }
+    }
+
+    // MARK: Queries
+
+    private func open() throws(JournalError) -> PostgresConnection {
+        if lost {
+            throw JournalError(
+                code: .unavailable,
+                message: "\(name): the connection to PostgreSQL was lost, and with it this broker's leadership. "
+                    + "Stop this broker; start it again (it recovers from the journal).")
+        }
+        guard let connection else {
+            throw JournalError(code: .invalidOperation, message: "\(name): the journal is closed.")
+        }
+        return connection
+    }
+
+    /// Runs one statement and waits for all its rows. A lost connection marks the journal lost.
+    @discardableResult
+    private func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws(JournalError)
+        -> PostgresQueryResult
+    {
+        let connection = try open()
+        do {
+            // A connection PostgreSQL closed (a restart) can leave a new query waiting forever: fail at once.
+            guard !connection.isClosed else {
+                throw JournalError(
+                    code: .unavailable,
+                    message: "\(name): the connection to PostgreSQL is closed (the server restarted or went away), "
+                        + "and with it this broker's leadership. Stop this broker; start it again.")
+            }
+            return try Self.wait(
+                connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger), on: connection.eventLoop
+            )
+        } catch {
+            let converted = Self.journalError(error, name, doing: "running a query")
+            if converted.code == .unavailable {
+                lost = true
+                let _: EventLoopFuture<Void> = connection.close()
+            }
+            throw converted
+        }
+    }
+
+    /// How long a query may take before the connection counts as lost (a partitioned network, a hung server).
+    static let queryTimeout: TimeAmount = .seconds(30)
+
+    /// Blocks until `future` completes, or fails it after ``queryTimeout``.
+    static func wait<T: Sendable>(_ future: EventLoopFuture<T>, on eventLoop: any EventLoop) throws -> T {
+        let promise = eventLoop.makePromise(of: T.self)
+        future.cascade(to: promise)
+        let timeout = eventLoop.scheduleTask(in: queryTimeout) {
+            promise.fail(JournalError(code: .unavailable, message: "PostgreSQL did not answer within 30 seconds"))
+        }
+        defer { timeout.cancel() }
+        return try promise.futureResult.wait()
+    }
+
+    private func binds(_ fill: (inout PostgresBindings) -> Void) -> PostgresBindings {
+        var bindings = PostgresBindings()
+        fill(&bindings)
+        return bindings
+    }
+
+    /// A message for any error of PostgresNIO, without the URL (`PSQLError`'s `description` hides everything).
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return String(describing: error) }
+        if let info = error.serverInfo {
+            return "\(info[.message] ?? "error") (SQLSTATE \(info[.sqlState] ?? "?"))"
+        }
+        if let underlying = error.underlying { return "\(error.code): \(underlying)" }
+        return "\(error.code)"
+    }
+
+    /// Converts an error of PostgresNIO: integrity and data errors are the caller's (`journal-invalid-operation`),
+    /// a lost or refused connection is `journal-unavailable`, any other server error is `journal-io`.
+    static func journalError(_ error: any Error, _ name: String, doing what: String) -> JournalError {
+        if let error = error as? JournalError { return error }
+        if error is PostgresDecodingError {
+            return JournalError(code: .corrupt, message: "\(name): a stored value cannot be read: \(error).")
+        }
+        guard let psql = error as? PSQLError else {
+            return JournalError(code: .unavailable, message: "\(name): \(what) failed: \(describe(error)).")
+        }
+        guard psql.code == .server, let state = psql.serverInfo?[.sqlState] else {
+            return JournalError(
+                code: .unavailable,
+                message: "\(name): the connection to PostgreSQL failed while \(what) (\(describe(error))). Nothing "
+                    + "acknowledged is lost; stop this broker and start it again once PostgreSQL is back.")
+        }
+        if state.hasPrefix("23") || state.hasPrefix("22") {
+            return JournalError(
+                code: .invalidOperation,
+                message: "\(name): \(describe(error)). The commit was rolled back: nothing of it is written.")
+        }
+        if state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("28") || state == "3D000" {
+            return JournalError(code: .unavailable, message: "\(name): \(what) failed: \(describe(error)).")
+        }
+        return JournalError(code: .io, message: "\(name): \(what) failed: \(describe(error)).")
+    }
+
+    // MARK: Recovery
+
+    func recover() throws(JournalError) -> JournalState {
+        try query("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        do throws(JournalError) {
+            let state = try read()
+            try query("COMMIT")
+            return state
+        } catch {
+            if !lost { _ = try? query("ROLLBACK") }
+            throw error
+        }
+    }
+
+    private func read() throws(JournalError) -> JournalState {
+        var state = JournalState()
+        var index: [UInt64: Int] = [:]
+        for row in try query(PostgresJournalSchema.selectRequests).rows {
+            let c = Cells(row, name)
+            let id = UInt64(bitPattern: try c.int64(0))
+            index[id] = state.requests.count
+            state.requests.append(
+                JournalRequest(
+                    id: id, client: try c.bytes(1), requestID: try c.bytes(2), identity: try c.bytes(3),
+                    intentType: try c.bytes(4), phase: try c.text(5), body: try c.bytes(6),
+                    deadlineMilliseconds: Int(try c.int64(7)), acceptedAt: try c.int64(8),
+                    idempotencyKey: try c.optionalBytes(9), attempt: Int(try c.int64(10)), version: try c.version(11),
+                    handleDispatched: try c.bool(12)))
+        }
+        for row in try query(PostgresJournalSchema.selectListeners).rows {
+            let c = Cells(row, name)
+            guard let at = index[UInt64(bitPattern: try c.int64(0))] else { continue }  // the foreign key forbids it
+            state.requests[at].listeners.append(
+                JournalRequestKey(client: try c.bytes(1), requestID: try c.bytes(2), version: try c.version(3)))
+        }
+        for row in try query(PostgresJournalSchema.selectResults).rows {
+            let c = Cells(row, name)
+            state.results.append(
+                JournalResult(
+                    key: JournalRequestKey(
+                        client: try c.bytes(0), requestID: try c.bytes(1), version: try c.version(2)),
+                    isError: try c.bool(3), phase: try c.text(4), body: try c.bytes(5), storedAt: try c.int64(6)))
+        }
+        for row in try query(PostgresJournalSchema.selectKeyRecords).rows {
+            let c = Cells(row, name)
+            let recordState: JournalKeyRecord.State
+            let stored = try c.int16(5)
+            switch StoredState(rawValue: stored) {
+            case .inFlight: recordState = .inFlight(request: UInt64(bitPattern: try c.optionalInt64(6) ?? 0))
+            case .completed:
+                recordState = .completed(
+                    isError: try c.optionalBool(7) ?? false, phase: try c.optionalText(8) ?? "",
+                    body: try c.optionalBytes(9) ?? [])
+            case .outcomeUnknown: recordState = .outcomeUnknown
+            case nil:
+                throw JournalError(
+                    code: .corrupt, message: "\(name): a key record has state \(stored), which no Concierge writes.")
+            }
+            state.keyRecords.append(
+                JournalKeyRecord(
+                    identity: try c.bytes(0), intentType: try c.bytes(1), key: try c.bytes(2),
+                    fingerprint: try c.bytes(3), attempts: Int(try c.int64(4)), state: recordState,
+                    endedAt: try c.optionalInt64(10)))
+        }
+        var next: UInt64 = 1
+        if let row = try query(PostgresJournalSchema.selectNextID).rows.first {
+            next = max(next, UInt64(bitPattern: try Cells(row, name).int64(0)))
+        }
+        if let last = state.requests.last { next = max(next, last.id + 1) }
+        state.nextRequestID = next
+        return state
+    }
+
+    // MARK: Commit
+
+    /// One transaction: BEGIN, the fence (this session still holds the leader lock), the operations, COMMIT.
+    func commit(_ operations: [JournalOperation]) throws(JournalError) {
+        guard !operations.isEmpty else { return }
+        _ = try open()
+        let start = clock.now
+        try query("BEGIN")
+        do throws(JournalError) {
+            let held = try query(
+                PostgresJournalSchema.holdsLeaderLock, binds { $0.append(PostgresJournalSchema.leaderLockKey) })
+            guard try held.rows.first?.cells(Int64.self, name) == 1 else {
+                throw JournalError(
+                    code: .unavailable,
+                    message: "\(name): this session no longer holds the journal's leader lock: another broker may "
+                        + "be active. Nothing of this commit is written; stop this broker.")
+            }
+            var highestAccepted: UInt64?
+            for operation in operations { try apply(operation, highestAccepted: &highestAccepted) }
+            if let highestAccepted {
+                try query(PostgresJournalSchema.advanceNextID, binds { $0.append(Int64(highestAccepted) + 1) })
+            }
+            try query("COMMIT")
+        } catch {
+            if !lost { _ = try? query("ROLLBACK") }
+            throw error
+        }
+        let elapsed = start.duration(to: clock.now).components
+        recorder.recordCommit(
+            operations: operations.count,
+            nanoseconds: UInt64(elapsed.seconds) * 1_000_000_000 + UInt64(elapsed.attoseconds / 1_000_000_000))
+    }
+
+    private func apply(_ operation: JournalOperation, highestAccepted: inout UInt64?) throws(JournalError) {
+        switch operation {
+        case .accepted(let request):
+            guard request.id >= 1, request.id < UInt64(Int64.max) else {
+                throw invalid("request id \(request.id) is out of range (1 up to 2^63 - 2)")
+            }
+            let idempotencyKey = request.idempotencyKey.map { key in ByteBuffer(bytes: key) }
+            try query(
+                PostgresJournalSchema.insertRequest,
+                binds {
+                    $0.append(Int64(request.id))
+                    $0.append(ByteBuffer(bytes: request.client))
+                    $0.append(ByteBuffer(bytes: request.requestID))
+                    $0.append(ByteBuffer(bytes: request.identity))
+                    $0.append(ByteBuffer(bytes: request.intentType))
+                    $0.append(request.phase)
+                    $0.append(ByteBuffer(bytes: request.body))
+                    $0.append(Int64(request.deadlineMilliseconds))
+                    $0.append(request.acceptedAt)
+                    $0.append(idempotencyKey)
+                    $0.append(Int64(request.attempt))
+                    $0.append(Int16(request.version))
+                    $0.append(request.handleDispatched)
+                })
+            for listener in request.listeners { try insertListener(request.id, listener) }
+            highestAccepted = max(highestAccepted ?? 0, request.id)
+        case .attached(let request, let key):
+            try insertListener(request, key)
+        case .handleDispatched(let request):
+            let result = try query(PostgresJournalSchema.dispatch, binds { $0.append(Int64(bitPattern: request)) })
+            guard result.metadata.rows == 1 else { throw invalid("handle dispatched for request \(request), not open") }
+        case .ended(let request, let results):
+            let result = try query(
+                PostgresJournalSchema.deleteRequest, binds { $0.append(Int64(bitPattern: request)) })
+            guard result.metadata.rows == 1 else { throw invalid("request \(request) ended but is not open") }
+            for result in results { try store(result) }
+        case .stored(let results):
+            for result in results { try store(result) }
+        case .keyRecord(let record):
+            try query(
+                PostgresJournalSchema.upsertKeyRecord,
+                binds {
+                    $0.append(ByteBuffer(bytes: record.identity))
+                    $0.append(ByteBuffer(bytes: record.intentType))
+                    $0.append(ByteBuffer(bytes: record.key))
+                    $0.append(ByteBuffer(bytes: record.fingerprint))
+                    $0.append(Int64(record.attempts))
+                    switch record.state {
+                    case .inFlight(let request):
+                        $0.append(StoredState.inFlight.rawValue)
+                        $0.append(Int64(bitPattern: request))
+                        $0.append(Bool?.none)
+                        $0.append(String?.none)
+                        $0.append(ByteBuffer?.none)
+                    case .completed(let isError, let phase, let body):
+                        $0.append(StoredState.completed.rawValue)
+                        $0.append(Int64?.none)
+                        $0.append(isError)
+                        $0.append(phase)
+                        $0.append(ByteBuffer(bytes: body))
+                    case .outcomeUnknown:
+                        $0.append(StoredState.outcomeUnknown.rawValue)
+                        $0.append(Int64?.none)
+                        $0.append(Bool?.none)
+                        $0.append(String?.none)
+                        $0.append(ByteBuffer?.none)
+                    }
+                    $0.append(record.endedAt)
+                })
+        case .keyRemoved(let identity, let intentType, let key):
+            try query(
+                PostgresJournalSchema.deleteKeyRecord,
+                binds {
+                    $0.append(ByteBuffer(bytes: identity))
+                    $0.append(ByteBuffer(bytes: intentType))
+                    $0.append(ByteBuffer(bytes: key))
+                })
+        case .resultsExpired(let storedBefore):
+            try query(PostgresJournalSchema.expireResults, binds { $0.append(storedBefore) })
+        case .keyRecordsExpired(let endedBefore):
+            try query(PostgresJournalSchema.expireKeyRecords, binds { $0.append(endedBefore) })
+        }
+    }
+
+    private func insertListener(_ request: UInt64, _ key: JournalRequestKey) throws(JournalError) {
+        try query(
+            PostgresJournalSchema.insertListener,
+            binds {
+                $0.append(Int64(bitPattern: request))
+                $0.append(ByteBuffer(bytes: key.client))
+                $0.append(ByteBuffer(bytes: key.requestID))
+                $0.append(Int16(key.version))
+            })
+    }
+
+    private func store(_ result: JournalResult) throws(JournalError) {
+        try query(
+            PostgresJournalSchema.upsertResult,
+            binds {
+                $0.append(ByteBuffer(bytes: result.key.client))
+                $0.append(ByteBuffer(bytes: result.key.requestID))
+                $0.append(Int16(result.key.version))
+                $0.append(result.isError)
+                $0.append(result.phase)
+                $0.append(ByteBuffer(bytes: result.body))
+                $0.append(result.storedAt)
+            })
+    }
+
+    private func invalid(_ what: String) -> JournalError {
+        JournalError(
+            code: .invalidOperation, message: "\(name): \(what). The commit was rolled back: nothing of it is written.")
+    }
+
+    /// Releases the leader lock while the connection stays open (tests of the fence: the next commit must fail).
+    func releaseLeadership() throws(JournalError) {
+        try query("SELECT pg_advisory_unlock($1)", binds { $0.append(PostgresJournalSchema.leaderLockKey) })
+    }
+
+    // MARK: Close
+
+    /// Releases the leader lock and closes the connection (idempotent).
+    func close() {
+        guard let connection else { return }
+        if !lost, !connection.isClosed {
+            _ = try? Self.wait(
+                connection.query(
+                    PostgresQuery(
+                        unsafeSQL: "SELECT pg_advisory_unlock($1)",
+                        binds: binds { $0.append(PostgresJournalSchema.leaderLockKey) }), logger: logger),
+                on: connection.eventLoop)
+        }
+        _ = try? Self.wait(connection.close(), on: connection.eventLoop)
+        self.connection = nil
+    }
+
+    var statistics: JournalStatistics { recorder.statistics }
+}
+
+/// Typed access to the cells of one row, converting decoding errors to `journal-corrupt`.
+private struct Cells {
+    let cells: [PostgresCell]
+    let name: String
+
+    init(_ row: PostgresRow, _ name: String) {
+        cells = Array(row)
+        self.name = name
+    }
+
+    private func decode<T: PostgresDecodable>(_ type: T.Type, _ index: Int) throws(JournalError) -> T {
+        guard index < cells.count else {
+            throw JournalError(code: .corrupt, message: "\(name): a row has \(cells.count) columns, not \(index + 1).")
+        }
+        do {
+            return try cells[index].decode(T.self)
+        } catch {
+            throw JournalError(code: .corrupt, message: "\(name): a stored value cannot be read: \(error).")
+        }
+    }
+
+    func int64(_ i: Int) throws(JournalError) -> Int64 { try decode(Int64.self, i) }
+    func optionalInt64(_ i: Int) throws(JournalError) -> Int64? { try decode(Int64?.self, i) }
+    func int16(_ i: Int) throws(JournalError) -> Int16 { try decode(Int16.self, i) }
+    func bool(_ i: Int) throws(JournalError) -> Bool { try decode(Bool.self, i) }
+    func optionalBool(_ i: Int) throws(JournalError) -> Bool? { try decode(Bool?.self, i) }
+    func text(_ i: Int) throws(JournalError) -> String { try decode(String.self, i) }
+    func optionalText(_ i: Int) throws(JournalError) -> String? { try decode(String?.self, i) }
+    func bytes(_ i: Int) throws(JournalError) -> [UInt8] { Array(try decode(ByteBuffer.self, i).readableBytesView) }
+    func optionalBytes(_ i: Int) throws(JournalError) -> [UInt8]? {
+        try decode(ByteBuffer?.self, i).map { Array($0.readableBytesView) }
+    }
+    func version(_ i: Int) throws(JournalError) -> UInt8 {
+        let value = try int16(i)
+        guard let version = UInt8(exactly: value) else {
+            throw JournalError(code: .corrupt, message: "\(name): a protocol version of \(value) is stored.")
+        }
+        return version
+    }
+}
+
+extension PostgresRow {
+    /// The first cell, decoded.
+    fileprivate func cells<A: PostgresDecodable>(_ a: A.Type, _ name: String) throws(JournalError) -> A {
+        let cells = Array(self)
+        guard let first = cells.first else {
+            throw JournalError(code: .corrupt, message: "\(name): PostgreSQL answered a row without columns.")
+        }
+        do { return try first.decode(A.self) } catch {
+            throw JournalError(code: .corrupt, message: "\(name): unexpected answer: \(error).")
+        }
+    }
+
+    /// The first two cells, decoded.
+    fileprivate func cells<A: PostgresDecodable, B: PostgresDecodable>(
+        _ a: A.Type, _ b: B.Type, _ name: String
+    ) throws(JournalError) -> (A, B) {
+        let cells = Array(self)
+        guard cells.count >= 2 else {
+            throw JournalError(code: .corrupt, message: "\(name): PostgreSQL answered a row of \(cells.count) columns.")
+        }
+        do { return (try cells[0].decode(A.self), try cells[1].decode(B.self)) } catch {
+            throw JournalError(code: .corrupt, message: "\(name): unexpected answer: \(error).")
+        }
+    }
+}

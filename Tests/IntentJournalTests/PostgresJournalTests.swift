@@ -1,0 +1,283 @@
+import ConciergeTestKit
+import Foundation
+import Testing
+
+@testable import IntentJournal
+
+/// The PostgreSQL journal against a private PostgreSQL server (one per test, started by the test; each check
+/// that needs a fresh journal uses a database of its own).
+@Suite(.serialized) struct PostgresJournalTests {
+    let server: PostgresServer
+
+    init() throws { server = try PostgresServer() }
+
+    /// A new database on the test server, with or without a journal in it; returns its URL.
+    func database(_ name: String, create: Bool = true) throws -> String {
+        try server.sql("CREATE DATABASE \(name)")
+        let url = "postgres://concierge@\(server.host):\(server.port)/\(name)"
+        if create { try PostgresJournal.create(url: url) }
+        return url
+    }
+
+    /// Expects `body` to throw a ``JournalError`` with `code`; returns it.
+    @discardableResult
+    func expectError(
+        _ code: JournalError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
+    ) -> JournalError? {
+        do {
+            try body()
+            Issue.record("expected \(code), nothing was thrown", sourceLocation: sourceLocation)
+        } catch let error as JournalError {
+            #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+            return error
+        } catch {
+            Issue.record("expected \(code), got \(error)", sourceLocation: sourceLocation)
+        }
+        return nil
+    }
+
+    @Test func everyOperationKindRoundTrips() throws {
+        let url = try database("roundtrip")
+        let journal = try PostgresJournal(url: url)
+        let seeds = journal.fingerprintSeeds
+        #expect(seeds.count == 2 && seeds[0] != seeds[1])
+        #expect(try journal.recover() == JournalState())
+        var first = Sample.request(1, idempotencyKey: Sample.bytes("key-1"))
+        first.listeners = [Sample.key("client-b", "dup-0", version: 1)]
+        let operations: [[JournalOperation]] = [
+            [
+                .accepted(first), .accepted(Sample.request(2)), .accepted(Sample.request(3, body: [])),
+                .attached(request: 1, Sample.key("client-c", "dup-1")), .handleDispatched(request: 2),
+                .keyRecord(Sample.keyRecord("key-1", state: .inFlight(request: 1), endedAt: nil)),
+                .keyRecord(Sample.keyRecord("key-2", state: .outcomeUnknown, endedAt: 50)),
+                .keyRecord(
+                    Sample.keyRecord("key-3", state: .completed(isError: true, phase: "error", body: []), endedAt: 60)),
+            ],
+            [
+                .ended(
+                    request: 3, results: [Sample.result(Sample.key("client-a", "req-3"), storedAt: 100, isError: true)]),
+                .stored([
+                    Sample.result(Sample.key("client-d", "old"), storedAt: 10),
+                    Sample.result(Sample.key("client-d", "newer"), storedAt: 200),
+                ]),
+                // Replaces the first stored result for that key (and moves it last).
+                .stored([Sample.result(Sample.key("client-d", "old"), storedAt: 300)]),
+                .keyRecord(
+                    Sample.keyRecord(
+                        "key-4", state: .completed(isError: false, phase: "handle", body: [1, 2, 3]), endedAt: 70)),
+                .keyRemoved(
+                    identity: Sample.bytes("identity-1"), intentType: Sample.bytes("SendPayment"),
+                    key: Sample.bytes("key-2")),
+                .keyRecord(Sample.keyRecord("key-1", state: .inFlight(request: 1), endedAt: nil)),
+            ],
+            [.resultsExpired(storedBefore: 150), .keyRecordsExpired(endedBefore: 65)],
+        ]
+        let model = MemoryJournal()
+        for batch in operations {
+            try journal.commit(batch)
+            try model.commit(batch)
+        }
+        try journal.commit([])
+        #expect(journal.statistics.commits == 3)
+        #expect(journal.statistics.operations == UInt64(operations.map(\.count).reduce(0, +)))
+        let expected = try model.recover()
+        #expect(expected.requests.map(\.id) == [1, 2])
+        #expect(expected.requests[0].listeners.count == 2 && expected.requests[1].handleDispatched)
+        #expect(expected.results.map(\.key.requestID) == [Sample.bytes("newer"), Sample.bytes("old")])
+        #expect(expected.keyRecords.map(\.key) == [Sample.bytes("key-4"), Sample.bytes("key-1")])
+        #expect(expected.nextRequestID == 4)
+        #expect(try journal.recover() == expected)
+        journal.close()
+        let reopened = try PostgresJournal(url: url, sync: .interval(.milliseconds(10)))
+        #expect(try reopened.recover() == expected)
+        #expect(reopened.fingerprintSeeds == seeds)
+        // Ending every request keeps the next id above them.
+        try reopened.commit([.ended(request: 1, results: []), .ended(request: 2, results: [])])
+        #expect(try reopened.recover().nextRequestID == 4)
+        reopened.close()
+        expectError(.invalidOperation) { _ = try reopened.recover() }
+    }
+
+    /// The reference comparison of `ModelTests`, against PostgreSQL: random batches (some rejected as a whole)
+    /// give the same outcomes and states as `MemoryJournal`, before and after reopening.
+    @Test func randomBatchesGiveTheSameStateAsTheReference() throws {
+        for seed in [1, 2] as [UInt64] {
+            let url = try database("model\(seed)")
+            var journal = try PostgresJournal(url: url, sync: seed % 2 == 0 ? .everyCommit : .interval(.seconds(1)))
+            let model = MemoryJournal()
+            var g = ModelTests.SeededGenerator(state: seed)
+            var nextID: UInt64 = 1
+            var rejected = 0
+            for round in 0..<200 {
+                let now = 1_000 + Int64(round)
+                let batch = (0..<Int.random(in: 0...6, using: &g)).map { _ in
+                    ModelTests.operation(&g, nextID: &nextID, now: now)
+                }
+                var postgresError: JournalError?
+                var modelError: JournalError?
+                do { try journal.commit(batch) } catch { postgresError = error }
+                do { try model.commit(batch) } catch { modelError = error }
+                #expect(
+                    postgresError?.code == modelError?.code,
+                    "seed \(seed) round \(round): \(String(describing: postgresError)) \(batch)")
+                if postgresError != nil { rejected += 1 }
+                if round % 50 == 49 {
+                    #expect(try journal.recover() == (try model.recover()), "seed \(seed) round \(round)")
+                    journal.close()
+                    journal = try PostgresJournal(url: url)
+                }
+            }
+            #expect(try journal.recover() == (try model.recover()))
+            #expect(rejected > 3)
+            let state = try model.recover()
+            #expect(state.requests.count > 5 && state.results.count > 5 && state.keyRecords.count > 3)
+            journal.close()
+        }
+    }
+
+    @Test func aRejectedBatchLeavesNothingOfItself() throws {
+        let url = try database("atomic")
+        let journal = try PostgresJournal(url: url)
+        defer { journal.close() }
+        try journal.commit([.accepted(Sample.request(1))])
+        let before = try journal.recover()
+        let invalidBatches: [[JournalOperation]] = [
+            [.accepted(Sample.request(2)), .accepted(Sample.request(1))],  // id 1 accepted twice
+            [.accepted(Sample.request(3)), .ended(request: 9, results: [])],
+            [.stored([Sample.result(Sample.key("c", "r"), storedAt: 5)]), .handleDispatched(request: 9)],
+            [
+                .keyRecord(Sample.keyRecord("k", state: .outcomeUnknown, endedAt: 1)),
+                .attached(request: 9, Sample.key("c", "d")),
+            ],
+            [.accepted(Sample.request(4)), .accepted(Sample.request(0))],  // out of range
+        ]
+        for batch in invalidBatches {
+            let error = expectError(.invalidOperation) { try journal.commit(batch) }
+            #expect(error?.message.contains("nothing of it is written") == true)
+            #expect(try journal.recover() == before)
+        }
+        // The journal still works after the rejections.
+        try journal.commit([.accepted(Sample.request(2))])
+        #expect(try journal.recover().requests.map(\.id) == [1, 2])
+        #expect(journal.statistics.commits == 2)
+    }
+
+    @Test func schemaChecks() throws {
+        let url = try database("schema")
+        expectError(.exists) { try PostgresJournal.create(url: url) }
+        let empty = try database("empty", create: false)
+        let missing = expectError(.missing) { _ = try PostgresJournal(url: empty) }
+        #expect(missing?.message.contains("concierge journal init") == true)
+        try server.sql("CREATE DATABASE newer")
+        let newer = "postgres://concierge@\(server.host):\(server.port)/newer"
+        try PostgresJournal.create(url: newer)
+        try psql(database: "newer", "UPDATE meta SET value = 2 WHERE key = 'schema_version'")
+        expectError(.newerVersion) { _ = try PostgresJournal(url: newer) }
+        // A failed create leaves nothing behind: the existing journal still opens.
+        let journal = try PostgresJournal(url: url)
+        #expect(try journal.recover() == JournalState())
+        journal.close()
+    }
+
+    /// Runs SQL in another database of the test server.
+    func psql(database: String, _ statement: String) throws {
+        let bin = try #require(PostgresServer.binDirectory)
+        let process = Process()
+        process.executableURL = bin.appendingPathComponent("psql")
+        process.arguments = [
+            "-h", server.host, "-p", String(server.port), "-U", "concierge", "-d", database, "-v", "ON_ERROR_STOP=1",
+            "-qc", statement,
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func oneLeaderAtATime() throws {
+        let url = try database("leader")
+        let first = try PostgresJournal(url: url)
+        try first.commit([.accepted(Sample.request(1))])
+        let locked = expectError(.locked) { _ = try PostgresJournal(url: url) }
+        #expect(locked?.message.contains("another broker") == true)
+        // Still the leader: its commits go on.
+        try first.commit([.accepted(Sample.request(2))])
+        first.close()
+        let second = try PostgresJournal(url: url)
+        #expect(try second.recover().requests.map(\.id) == [1, 2])
+        expectError(.locked) { _ = try PostgresJournal(url: url) }
+        second.close()
+    }
+
+    @Test func aJournalWhoseSessionEndedCannotWrite() throws {
+        let url = try database("fence")
+        let first = try PostgresJournal(url: url)
+        try first.commit([.accepted(Sample.request(1))])
+        server.stop()
+        try server.start()
+        expectError(.unavailable) { try first.commit([.accepted(Sample.request(2))]) }
+        // It stays fenced (no silent reconnection), and wrote nothing.
+        expectError(.unavailable) { try first.commit([.accepted(Sample.request(3))]) }
+        let second = try PostgresJournal(url: url)
+        #expect(try second.recover().requests.map(\.id) == [1])
+        try second.commit([.accepted(Sample.request(2))])
+        second.close()
+        first.close()
+    }
+
+    /// The fence itself: a session that lost the lock while its connection lives (as after a reconnection) writes
+    /// nothing, and another journal can take over.
+    @Test func aSessionWithoutTheLockCannotWrite() throws {
+        let url = try database("fenced")
+        let journal = try PostgresJournal(url: url)
+        defer { journal.close() }
+        try journal.commit([.accepted(Sample.request(1))])
+        try journal.releaseLeadershipForTesting()
+        let second = try PostgresJournal(url: url)
+        let error = expectError(.unavailable) { try journal.commit([.accepted(Sample.request(2))]) }
+        #expect(error?.message.contains("leader lock") == true)
+        #expect(try second.recover().requests.map(\.id) == [1])
+        try second.commit([.accepted(Sample.request(2))])
+        #expect(try second.recover().requests.map(\.id) == [1, 2])
+        second.close()
+    }
+
+    @Test func aTerminatedSessionCannotWrite() throws {
+        let url = try database("unlocked")
+        let journal = try PostgresJournal(url: url)
+        defer { journal.close() }
+        try journal.commit([.accepted(Sample.request(1))])
+        // Another session ends this one's backend: the lock goes with it.
+        try psql(
+            database: "unlocked",
+            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()")
+        expectError(.unavailable) { try journal.commit([.accepted(Sample.request(2))]) }
+        let second = try PostgresJournal(url: url)
+        #expect(try second.recover().requests.map(\.id) == [1])
+        second.close()
+    }
+
+    @Test func anUnreachableServerIsUnavailable() throws {
+        let port = server.port
+        server.stop()
+        let url = "postgres://concierge:secret-password@127.0.0.1:\(port)/concierge"
+        let error = expectError(.unavailable) { _ = try PostgresJournal(url: url) }
+        #expect(error?.message.contains("127.0.0.1:\(port)") == true)
+        #expect(error?.message.contains("secret-password") == false)
+        let createError = expectError(.unavailable) { try PostgresJournal.create(url: url) }
+        #expect(createError?.message.contains("secret-password") == false)
+        expectError(.unavailable) { _ = try PostgresJournal(url: "postgres:///nohost") }
+    }
+
+    @Test func journalInitCreatesAPostgresJournal() throws {
+        let url = try database("cli", create: false)
+        let created = try JournalCommandTests().concierge("journal", "init", url)
+        #expect(created.status == 0, "\(created.error)")
+        #expect(created.output.contains("created"))
+        let journal = try PostgresJournal(url: url)
+        #expect(try journal.recover() == JournalState())
+        journal.close()
+        let again = try JournalCommandTests().concierge("journal", "init", url)
+        #expect(again.status == 1 && again.error.contains("journal-exists"))
+    }
+}
