@@ -21,7 +21,11 @@ final class BrokerJournal {
     init(path: String, sync: JournalSync) throws(BrokerError) {
         self.path = path
         do throws(JournalError) {
-            journal = try SQLiteJournal(path: path, sync: sync)
+            // A `postgres://` URL is a PostgreSQL journal (several brokers may share it; the one holding its
+            // advisory lock is active), anything else a SQLite file.
+            journal =
+                PostgresJournal.isURL(path)
+                ? try PostgresJournal(url: path, sync: sync) : try SQLiteJournal(path: path, sync: sync)
         } catch {
             throw BrokerError(code: .journalFailed, message: "\(error)")
         }

@@ -43,7 +43,8 @@ final class BrokerLoop: @unchecked Sendable {
             logger.info(
                 "journal opened",
                 metadata: [
-                    "journal": "\(path)", "requests-recovered": "\(state.requests.count)",
+                    "journal": "\(PostgresJournal.isURL(path) ? PostgresJournal.redacted(path) : path)",
+                    "requests-recovered": "\(state.requests.count)",
                     "results": "\(state.results.count)", "idempotency-records": "\(state.keyRecords.count)",
                 ])
         } else {

@@ -67,6 +67,8 @@ enum PostgresJournalSchema {
         VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
         """
     static let insertListener = "INSERT INTO listeners(request, client, request_id, version) VALUES($1, $2, $3, $4)"
+    static let deleteListener =
+        "DELETE FROM listeners WHERE request = $1 AND client = $2 AND request_id = $3 AND version = $4"
     static let dispatch = "UPDATE requests SET handle_dispatched = true WHERE id = $1"
     static let deleteRequest = "DELETE FROM requests WHERE id = $1"
     static let upsertResult = """

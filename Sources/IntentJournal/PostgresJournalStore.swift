@@ -425,6 +425,15 @@ final class PostgresJournalStore {
             highestAccepted = max(highestAccepted ?? 0, request.id)
         case .attached(let request, let key):
             try insertListener(request, key)
+        case .detached(let request, let key):
+            try query(
+                PostgresJournalSchema.deleteListener,
+                binds {
+                    $0.append(Int64(bitPattern: request))
+                    $0.append(ByteBuffer(bytes: key.client))
+                    $0.append(ByteBuffer(bytes: key.requestID))
+                    $0.append(Int16(key.version))
+                })
         case .handleDispatched(let request):
             let result = try query(PostgresJournalSchema.dispatch, binds { $0.append(Int64(bitPattern: request)) })
             guard result.metadata.rows == 1 else { throw invalid("handle dispatched for request \(request), not open") }

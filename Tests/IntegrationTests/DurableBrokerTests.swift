@@ -108,5 +108,41 @@ extension EndToEnd {
             #expect(second.status != 0)
             #expect(second.error.contains("journal-locked"), "\(second.error)")
         }
+
+        /// The same with a PostgreSQL journal (a private server from Debian's packages): a SIGKILLed broker started
+        /// again on it finishes what it accepted and still answers STATUS; while one broker holds the journal's
+        /// advisory lock, a second one on the same database is refused.
+        @Test func aBrokerOnAPostgresJournalSurvivesASigkillAndHoldsItAlone() async throws {
+            let server = try PostgresServer()
+            let cluster = try Cluster()
+            #expect(try runConcierge(["journal", "init", server.url]).status == 0)
+            try cluster.startBroker(["--journal", server.url])
+            try cluster.startWorker("w1", capacity: 1)
+            let client = try cluster.client()
+            try await cluster.waitUntilServing(client)
+            let done = try await client.request(intent: echo("before"), phase: .handle, requestID: "done")
+            #expect(done.status == .final)
+            let second = try runConcierge([
+                "broker", "--frontend", "ipc://\(cluster.directory.path)/f2", "--backend",
+                "ipc://\(cluster.directory.path)/b2", "--journal", server.url,
+            ])
+            #expect(second.status != 0 && second.error.contains("journal-locked"), "\(second.error)")
+            let running = client.send(
+                intent: echo("slow", delayMs: 2000, in: "resolve"), phase: .resolve, deadline: .seconds(30),
+                requestID: "running")
+            try await client.waitUntilRunning("running", on: "w1")
+            cluster.signal("broker", SIGKILL)
+            _ = await cluster.waitForExit("broker")
+            try cluster.start(
+                "broker-2",
+                [
+                    "broker", "--frontend", cluster.frontend, "--backend", cluster.backend, "--heartbeat-ms", "250",
+                    "--journal", server.url,
+                ])
+            let rerun = try #require(try await Cluster.replies(running).last)
+            #expect(rerun.status == .final, "\(rerun.errorCode ?? "")")
+            let stored = try await client.status(of: "done")
+            #expect(stored.status == .final && stored.body == done.body)
+        }
     }
 }
