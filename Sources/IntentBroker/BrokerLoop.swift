@@ -149,7 +149,18 @@ final class BrokerLoop: @unchecked Sendable {
             "broker stopped; closing once queued replies are sent",
             metadata: ["statistics": "\(statistics)", "linger-ms": "\(linger)"])
         sockets.close()
-        journal?.close()
+        if let journal {
+            // Commit latency for operators (the journal's percentiles since it was opened, in microseconds).
+            let figures = journal.journal.statistics
+            logger.info(
+                "journal closed",
+                metadata: [
+                    "commits": "\(figures.commits)", "operations": "\(figures.operations)",
+                    "commit-us-p50": "\(figures.commitLatency.p50)", "commit-us-p99": "\(figures.commitLatency.p99)",
+                    "commit-us-max": "\(figures.commitLatency.max)",
+                ])
+            journal.close()
+        }
         if let failure { throw failure }
     }
 
