@@ -61,4 +61,7 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     /// The broker restarted (or another took over) while the request's handle job ran: whether it ran is unknown
     /// (issue 12, `Docs/JOURNAL.md`). With an idempotency key, a retry runs as the next attempt.
     public static let outcomeUnknown = WireErrorCode("outcome-unknown")
+    /// The broker cannot record new work: its journal's database is unreachable (issue 12). Nothing was accepted;
+    /// the broker recovers by itself when the database returns, so the request may be sent again later.
+    public static let unavailable = WireErrorCode("unavailable")
 }

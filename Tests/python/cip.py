@@ -45,7 +45,7 @@ WORKER_ERROR_CODES = ("malformed", "unsupported-version", "unknown-command")  # 
 REPLY_CODES = {
     "malformed", "unsupported-version", "unknown-command", "bad-request-id", "bad-phase", "bad-deadline",
     "too-large", "duplicate-request", "unknown-intent", "busy", "timeout", "worker-lost", "handler-failed",
-    "bad-body", "shutting-down", "internal", "idempotency-conflict", "cancelled", "outcome-unknown",
+    "bad-body", "shutting-down", "internal", "idempotency-conflict", "cancelled", "outcome-unknown", "unavailable",
 }
 VALIDATION_CODES = {"unknown-parameter", "invalid-type", "out-of-range", "invalid-enum"}  # 5.11 step 4
 REPLY_CODES |= VALIDATION_CODES
