@@ -16,7 +16,6 @@ final class BrokerJournal {
     let journal: any Journal
     let path: String
     private var entries: [JournalEntry<ZMQMessage>] = []
-    private var operations: [JournalOperation] = []
 
     /// Opens the journal at `path` (a SQLite file, or a `postgres://` URL: several brokers may share it; the one
     /// holding its advisory lock is active). `standingBy`: see ``PostgresJournal/init(url:sync:standingBy:)``.
@@ -47,11 +46,25 @@ final class BrokerJournal {
     /// Records what the core queued since the last commit, in one transaction; throws when it could not (nothing of
     /// the batch may then be acted on).
     func commit(_ core: inout BrokerCore<ZMQMessage>) throws(JournalError) {
+        guard let operations = prepare(&core) else { return }
+        do throws(JournalError) {
+            try journal.commit(operations)
+        } catch {
+            failed(pending: [])
+            throw error
+        }
+        committed()
+    }
+
+    /// Turns what the core queued since the last call into the operations of one commit (nil if there is nothing
+    /// to record), and remembers the requests they accept until ``committed()`` or ``failed(pending:)``.
+    func prepare(_ core: inout BrokerCore<ZMQMessage>) -> [JournalOperation]? {
         let changed = core.takeJournal(into: &entries)
-        if entries.isEmpty && changed.isEmpty { return }
+        if entries.isEmpty && changed.isEmpty { return nil }
         let offset = Self.offset()
         func wall(_ time: UInt64) -> Int64 { Int64(time / 1_000_000) + offset }
-        operations.removeAll(keepingCapacity: true)
+        var operations: [JournalOperation] = []
+        operations.reserveCapacity(entries.count + changed.count)
         for entry in entries {
             switch entry {
             case .accepted(let request, let type):
@@ -128,25 +141,36 @@ final class BrokerJournal {
                         fingerprint: Self.bytes(record.fingerprint), attempts: record.attempts, state: state,
                         endedAt: endedAt)))
         }
-        do throws(JournalError) {
-            try journal.commit(operations)
-        } catch {
-            // Requests first seen in this batch were not accepted after all: their clients get `unavailable`.
-            uncommitted.removeAll()
-            for entry in entries {
-                switch entry {
-                case .accepted(let request, _):
-                    uncommitted.append((request.key, request.version, request.requested.name))
-                case .attached(_, let listener):
-                    uncommitted.append((listener.key, listener.version, ""))
-                default: break
-                }
-            }
-            entries.removeAll(keepingCapacity: true)
-            throw error
-        }
+        noteAccepted(entries, into: &submitted)
         entries.removeAll(keepingCapacity: true)
+        return operations
     }
+
+    /// The commit of the operations ``prepare(_:)`` gave is written.
+    func committed() { submitted.removeAll(keepingCapacity: true) }
+
+    /// The commit failed: the requests it would have accepted, and those of `pending` entries not yet prepared, were
+    /// never accepted (``uncommitted``).
+    func failed(pending: [JournalEntry<ZMQMessage>]) {
+        uncommitted = submitted
+        noteAccepted(pending, into: &uncommitted)
+        submitted.removeAll()
+    }
+
+    private func noteAccepted(
+        _ entries: [JournalEntry<ZMQMessage>], into list: inout [(key: RequestKey, version: UInt8, phase: StaticString)]
+    ) {
+        for entry in entries {
+            switch entry {
+            case .accepted(let request, _): list.append((request.key, request.version, request.requested.name))
+            case .attached(_, let listener): list.append((listener.key, listener.version, ""))
+            default: break
+            }
+        }
+    }
+
+    /// The requests of the commit in flight that accept something new.
+    private var submitted: [(key: RequestKey, version: UInt8, phase: StaticString)] = []
 
     /// The requests (and attached duplicates) the last failed commit would have accepted: never recorded, so never
     /// accepted, and owed an answer.

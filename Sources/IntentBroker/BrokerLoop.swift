@@ -41,6 +41,13 @@ final class BrokerLoop: @unchecked Sendable {
     private var journal: BrokerJournal?
     /// Set when a commit failed: the loop stops without acting on what it could not record.
     private var journalFailure: JournalError?
+    /// Commits the journal's batches on a thread of its own (pipelined with the loop), while ``journal`` is set.
+    private var writer: JournalWriter?
+    /// Readable when the writer finished a commit.
+    private let journalDone = EventFD()
+    /// The actions of the commit in flight: performed once it is written.
+    private var awaiting: [BrokerAction<ZMQMessage>] = []
+    private var commitInFlight = false
     /// Since when the PostgreSQL journal has been unreachable (monotonic ns): meanwhile the broker refuses new work
     /// with `unavailable`, answers PING, sends workers away (DISCONNECT), and opens the journal again every second.
     private var unavailableSince: UInt64?
@@ -102,6 +109,8 @@ final class BrokerLoop: @unchecked Sendable {
         fresh.statistics = core.statistics
         core = fresh
         self.journal = journal
+        writer?.stop()
+        writer = JournalWriter(journal: journal.journal, done: journalDone)
         unavailableSince = nil
         lastJournalContact = MonotonicTime.now()
         logger.info(
@@ -217,6 +226,7 @@ final class BrokerLoop: @unchecked Sendable {
         poller.add(frontend)
         poller.add(backend)
         let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
+        let journalIndex = poller.add(fileDescriptor: journalDone.fileDescriptor)
         var buffer = ZMQMultipart(capacity: clientDecoder.limits.maxFrames + 1)  // + the routing id
         logger.info("broker ready", metadata: ["frontend": "\(frontendEndpoint)", "backend": "\(backendEndpoint)"])
         if isStopRequested { core.beginShutdown(now: MonotonicTime.now()) }
@@ -242,6 +252,7 @@ final class BrokerLoop: @unchecked Sendable {
                 wake.drain()
                 if isStopRequested { core.beginShutdown(now: MonotonicTime.now()) }
             }
+            if poller.isReadable(journalIndex), let outcome = writer?.takeOutcome() { commitFinished(outcome) }
             // Drain everything waiting on both sockets, alternating so neither side starves the other; timers that
             // fall due meanwhile fire between batches, so a flood never delays a deadline reply.
             var budget = 50_000
@@ -263,7 +274,7 @@ final class BrokerLoop: @unchecked Sendable {
             now = MonotonicTime.now()
             core.tick(now: now)
             performActions()
-            if journalFailure == nil, let journal {
+            if journalFailure == nil, !commitInFlight, let journal {
                 do throws(JournalError) {
                     try journal.syncIfDue()
                     if journal.isShared, now >= lastJournalContact + Self.leadershipCheckInterval {
@@ -283,14 +294,14 @@ final class BrokerLoop: @unchecked Sendable {
                     // What could not be recorded is not acted on; the journal holds everything acted on so far, and
                     // a broker started again on it finishes the rest.
                     logger.critical("journal failed, broker stops", metadata: ["error": "\(failure)"])
-                    journal = nil
+                    journalFailure = failure
                     return .failed(BrokerError(code: .journalFailed, message: "\(failure)"))
                 }
             }
             if unavailableSince != nil, now >= nextJournalAttempt, !isStopRequested {
                 if let ending = reopenJournal(now: now) { return ending }
             }
-            if core.isDone(now: now) { return .stopped }
+            if core.isDone(now: now), !commitInFlight { return .stopped }
         }
     }
 
@@ -317,6 +328,8 @@ final class BrokerLoop: @unchecked Sendable {
                 "the broker lost its journal's database before it could accept this request; send it again")
         }
         let refusals = core.actions.suffix(from: disconnects.count)
+        writer?.stop()
+        writer = nil
         journal?.close()
         journal = nil
         if let empty = try? BrokerCore<ZMQMessage>(
@@ -366,13 +379,19 @@ final class BrokerLoop: @unchecked Sendable {
     /// finishes them), the final statistics are kept, the sockets close once queued replies are sent.
     private func finish() {
         if unavailableSince == nil, journal != nil || configuration.journalPath == nil {
-            core.finishShutdown(now: MonotonicTime.now())
-            performActions()
+            flushJournal()
+            if journalFailure == nil {
+                core.finishShutdown(now: MonotonicTime.now())
+                performActions()
+                flushJournal()
+            }
         } else if unavailableSince != nil {
             logger.warning(
                 "stopping while the journal is unavailable: the requests in flight stay in the journal, and a broker started on it finishes them"
             )
         }
+        writer?.stop()
+        writer = nil
         if let zap = sockets?.zap { core.statistics.rejectedHandshakes = zap.rejected }
         let statistics = core.statistics
         finalStatistics.withLock { $0 = statistics }
@@ -515,18 +534,18 @@ final class BrokerLoop: @unchecked Sendable {
     /// elsewhere), which are performed in the next round.
     private func performActions() {
         while !core.actions.isEmpty || !core.journal.isEmpty || !core.idempotency.changed.isEmpty {
-            if let journal {
-                // The batch's records first: nothing leaves that is not in the journal.
+            if let journal, let writer {
+                // The batch's records first: nothing leaves that is not in the journal. While a commit is being
+                // written, what the core decides meanwhile waits, and goes into the next commit.
                 guard journalFailure == nil else {
                     core.actions.removeAll()
                     return
                 }
-                do throws(JournalError) {
-                    try journal.commit(&core)
-                    lastJournalContact = MonotonicTime.now()
-                } catch {
-                    journalFailure = error
-                    core.actions.removeAll()
+                if commitInFlight { return }
+                if let operations = journal.prepare(&core) {
+                    core.takeActions(into: &awaiting)
+                    commitInFlight = true
+                    writer.submit(operations)
                     return
                 }
             } else {
@@ -535,18 +554,50 @@ final class BrokerLoop: @unchecked Sendable {
                 if !core.idempotency.changed.isEmpty { _ = core.idempotency.takeChanges() }
             }
             core.takeActions(into: &performing)
-            var index = 0
-            while index < performing.count {
-                switch performing[index] {
-                case .sendJob(let job): sendJob(job, remaining: index + 1)
-                case .reply(let reply): sendReply(reply)
-                case .pong(let client, let version): sendPong(client, version: version)
-                case .control(let routingID, let version, let control):
-                    sendControl(control, to: routingID, version: version)
-                }
-                index += 1
-            }
+            perform()
         }
+    }
+
+    /// The writer finished the commit in flight: perform its actions (or, if it failed, drop them), then commit
+    /// what gathered meanwhile.
+    private func commitFinished(_ outcome: Result<Void, JournalError>) {
+        commitInFlight = false
+        switch outcome {
+        case .success:
+            journal?.committed()
+            lastJournalContact = MonotonicTime.now()
+            swap(&performing, &awaiting)
+            perform()
+            awaiting.removeAll(keepingCapacity: true)
+            performActions()
+        case .failure(let error):
+            journal?.failed(pending: core.journal)
+            journalFailure = error
+            awaiting.removeAll()
+            core.actions.removeAll()
+        }
+    }
+
+    /// Waits for the commit in flight, and the ones it leads to, to be written and their actions performed.
+    private func flushJournal() {
+        while commitInFlight, let writer { commitFinished(writer.wait()) }
+    }
+
+    /// Performs ``performing`` in order; performing one may queue more in the core (a JOB that cannot be sent is
+    /// dispatched elsewhere), which the caller performs next.
+    private func perform() {
+        var index = 0
+        while index < performing.count {
+            switch performing[index] {
+            case .sendJob(let job): sendJob(job, remaining: index + 1)
+            case .reply(let reply): sendReply(reply)
+            case .pong(let client, let version): sendPong(client, version: version)
+            case .control(let routingID, let version, let control):
+                sendControl(control, to: routingID, version: version)
+            }
+            index += 1
+        }
+        performing.removeAll(keepingCapacity: true)
     }
 
     private func sendJob(_ job: JobDispatch<ZMQMessage>, remaining: Int) {
