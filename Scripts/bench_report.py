@@ -2,6 +2,7 @@
 """Prints the benchmark table (with ratios) from one run's results folder, written by Scripts/bench."""
 import json
 import os
+import re
 import sys
 
 out, sizes = sys.argv[1], sys.argv[2].split()
@@ -114,6 +115,56 @@ if all(plain_rounds) and all(key_rounds):
     total_plain = sum(r["rps"] for r in plain_rounds)
     total_keyed = sum(r["rps"] for r in key_rounds)
     print(f"| all | {fmt(total_plain / 3)} | {fmt(total_keyed / 3)} | {total_keyed / total_plain:.2f}× | | |")
+
+def journal_figures(mode, round_):
+    """A journal round's load figures, the broker's CPU per request and its commit latency (from its log)."""
+    summary = load(f"journal_{mode}_r{round_}")
+    found = figures(summary)
+    if not found:
+        return None
+    base = os.path.join(out, f"journal_{mode}_r{round_}")
+    try:
+        cpu = int(open(base + ".broker_cpu_us").read().strip())
+        seconds = float(summary.get("duration_s", 0)) + float(summary.get("warmup_s", 0))
+        found["cpu_per_request"] = cpu / max(1.0, found["rps"] * seconds)
+    except (OSError, ValueError):
+        found["cpu_per_request"] = None
+    try:
+        log = open(base + ".broker.log").read()
+        found["commit"] = {key: int(value) for key, value in re.findall(r"commit-us-(p50|p99|max)=(\d+)", log)}
+        commits = re.findall(r"commits=(\d+)", log)
+        found["commits"] = int(commits[-1]) if commits else None
+    except OSError:
+        found["commit"] = {}
+        found["commits"] = None
+    return found
+
+
+journal_modes = ("memory", "sqlite", "postgres")
+journal_rounds = {mode: [journal_figures(mode, r) for r in (1, 2, 3)] for mode in journal_modes}
+if all(all(rounds) for rounds in journal_rounds.values()):
+    print()
+    print("The journal's cost (`--journal`, fsync per batch), echo, 100 in flight, rounds alternating in one sitting:")
+    print()
+    print("| round | mode | req/s | / memory | p50 µs | p99 µs | broker CPU µs/req | commits | commit p50 / p99 / max µs |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---|")
+    for index in range(3):
+        memory = journal_rounds["memory"][index]
+        for mode in journal_modes:
+            row = journal_rounds[mode][index]
+            commit = row["commit"]
+            latency = (
+                f"{fmt(commit['p50'])} / {fmt(commit['p99'])} / {fmt(commit['max'])}" if len(commit) == 3 else ""
+            )
+            print(
+                f"| {index + 1} | {mode} | {fmt(row['rps'])} | {row['rps'] / memory['rps']:.2f}× | {fmt(row['p50'])} | "
+                f"{fmt(row['p99'])} | {fmt(row['cpu_per_request'])} | {fmt(row['commits']) if row['commits'] else ''} | "
+                f"{latency} |"
+            )
+    memory_total = sum(r["rps"] for r in journal_rounds["memory"])
+    for mode in ("sqlite", "postgres"):
+        total = sum(r["rps"] for r in journal_rounds[mode])
+        print(f"| all | {mode} | {fmt(total / 3)} | {total / memory_total:.2f}× | | | | | |")
 
 echo = figures(load("echo_100"))
 echo_lat = figures(load("echo_lat"))
