@@ -9,37 +9,25 @@ extension EndToEnd {
     /// A broker with a SQLite journal (issue 12, `Docs/JOURNAL.md`), killed with SIGKILL and started again on the
     /// same journal: what it accepted is finished, and what it answered is still known to STATUS.
     @Suite(.serialized) struct DurableBrokerTests {
-        func echo(_ text: String, delayMs: Int = 0, in phase: String = "handle") -> JSONValue {
-            [
-                "type": "Echo",
-                "parameters": ["text": .string(text), "delayMs": .int(Int64(delayMs)), "delayPhase": .string(phase)],
-            ]
-        }
-
         @Test func aKilledBrokerRestartedOnItsJournalFinishesWhatItAcceptedAndRemembersWhatItAnswered() async throws {
             let cluster = try Cluster()
             let journal = cluster.directory.appendingPathComponent("journal.sqlite").path
-            let initialized = try runConcierge(["journal", "init", journal])
-            #expect(initialized.status == 0, "\(initialized.error)")
             let flags = ["--journal", journal, "--hard-limit-ms", "60000"]
-            try cluster.startBroker(flags)
-            try cluster.startWorker("w1", capacity: 1)
-            let client = try cluster.client()
-            try await cluster.waitUntilServing(client)
             // Answered before the crash: kept for STATUS.
-            let done = try await client.request(intent: echo("before"), phase: .handle, requestID: "done")
+            let (client, done) = try await cluster.startJournaled(journal)
             #expect(done.status == .final)
             // In flight at the crash: a resolve running (it runs again), confirms queued behind it (they run), and
             // nothing of the handle phase.
             let running = client.send(
-                intent: echo("slow", delayMs: 2000, in: "resolve"), phase: .resolve, deadline: .seconds(30),
+                intent: delayedEcho("slow", delayMs: 2000, in: "resolve"), phase: .resolve, deadline: .seconds(30),
                 requestID: "running")
             try await client.waitUntilRunning("running", on: "w1")
             var queued: [ConciergeClient.ReplyStream] = []
             for index in 0..<5 {
                 queued.append(
                     client.send(
-                        intent: echo("q\(index)"), phase: .confirm, deadline: .seconds(30), requestID: "q\(index)"))
+                        intent: delayedEcho("q\(index)"), phase: .confirm, deadline: .seconds(30),
+                        requestID: "q\(index)"))
             }
             for index in 0..<5 {
                 let status = try await client.status(of: "q\(index)")
@@ -115,20 +103,14 @@ extension EndToEnd {
         @Test func aBrokerOnAPostgresJournalSurvivesASigkillAndHoldsItAlone() async throws {
             let server = try PostgresServer()
             let cluster = try Cluster()
-            #expect(try runConcierge(["journal", "init", server.url]).status == 0)
-            try cluster.startBroker(["--journal", server.url])
-            try cluster.startWorker("w1", capacity: 1)
-            let client = try cluster.client()
-            try await cluster.waitUntilServing(client)
-            let done = try await client.request(intent: echo("before"), phase: .handle, requestID: "done")
-            #expect(done.status == .final)
+            let (client, done) = try await cluster.startJournaled(server.url)
             let second = try runConcierge([
                 "broker", "--frontend", "ipc://\(cluster.directory.path)/f2", "--backend",
                 "ipc://\(cluster.directory.path)/b2", "--journal", server.url,
             ])
             #expect(second.status != 0 && second.error.contains("journal-locked"), "\(second.error)")
             let running = client.send(
-                intent: echo("slow", delayMs: 2000, in: "resolve"), phase: .resolve, deadline: .seconds(30),
+                intent: delayedEcho("slow", delayMs: 2000, in: "resolve"), phase: .resolve, deadline: .seconds(30),
                 requestID: "running")
             try await client.waitUntilRunning("running", on: "w1")
             cluster.signal("broker", SIGKILL)

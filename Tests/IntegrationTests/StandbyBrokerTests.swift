@@ -11,13 +11,6 @@ extension EndToEnd {
     /// new work with `unavailable` and works again when the database is back. (The test across network namespaces,
     /// with a host cut off, is `Tests/python/test_failover.py`.)
     @Suite(.serialized) struct StandbyBrokerTests {
-        func echo(_ text: String, delayMs: Int = 0, in phase: String = "handle") -> JSONValue {
-            [
-                "type": "Echo",
-                "parameters": ["text": .string(text), "delayMs": .int(Int64(delayMs)), "delayPhase": .string(phase)],
-            ]
-        }
-
         func waitForLog(_ cluster: Cluster, _ name: String, _ text: String) async throws {
             try await waitUntil("\(name) logs \(text)\n\(cluster.log(name))") { cluster.log(name).contains(text) }
         }
@@ -43,11 +36,11 @@ extension EndToEnd {
                 configuration: .init(
                     brokerEndpoint: cluster.frontend, routingID: routingID, heartbeatInterval: .milliseconds(250)))
             try await cluster.waitUntilServing(client)
-            let done = try await client.request(intent: echo("before"), phase: .handle, requestID: "done")
+            let done = try await client.request(intent: delayedEcho("before"), phase: .handle, requestID: "done")
             #expect(done.status == .final)
             // In flight at the kill: a resolve running on w1 (it runs again on the new broker's worker).
             _ = client.send(
-                intent: echo("slow", delayMs: 1500, in: "resolve"), phase: .resolve, deadline: .seconds(30),
+                intent: delayedEcho("slow", delayMs: 1500, in: "resolve"), phase: .resolve, deadline: .seconds(30),
                 requestID: "running")
             try await client.waitUntilRunning("running", on: "w1")
             let killed = ContinuousClock.now
@@ -68,22 +61,16 @@ extension EndToEnd {
             try cluster.start(
                 "broker-again", ["broker", "--frontend", cluster.frontend, "--backend", cluster.backend] + common)
             try await waitForLog(cluster, "broker-again", "standing by")
-            let fresh = try await follower.request(intent: echo("after"), phase: .handle, requestID: "after")
+            let fresh = try await follower.request(intent: delayedEcho("after"), phase: .handle, requestID: "after")
             #expect(fresh.status == .final)
         }
 
         @Test func aBrokerWhoseDatabaseGoesAwayRefusesNewWorkAndRecoversWhenItIsBack() async throws {
             let server = try PostgresServer()
             let cluster = try Cluster()
-            #expect(try runConcierge(["journal", "init", server.url]).status == 0)
-            try cluster.startBroker(["--journal", server.url, "--hard-limit-ms", "60000"])
-            try cluster.startWorker("w1", capacity: 1)
-            let client = try cluster.client()
-            try await cluster.waitUntilServing(client)
-            let done = try await client.request(intent: echo("before"), phase: .handle, requestID: "done")
-            #expect(done.status == .final)
+            let (client, done) = try await cluster.startJournaled(server.url)
             let running = client.send(
-                intent: echo("slow", delayMs: 1500, in: "resolve"), phase: .resolve, deadline: .seconds(60),
+                intent: delayedEcho("slow", delayMs: 1500, in: "resolve"), phase: .resolve, deadline: .seconds(60),
                 requestID: "running")
             try await client.waitUntilRunning("running", on: "w1")
             server.stop()
@@ -91,7 +78,8 @@ extension EndToEnd {
             var probe = 0
             try await waitUntil("a request is refused `unavailable`\n\(cluster.log("broker"))") {
                 probe += 1
-                let reply = try await client.request(intent: echo("probe"), phase: .resolve, requestID: "p\(probe)")
+                let reply = try await client.request(
+                    intent: delayedEcho("probe"), phase: .resolve, requestID: "p\(probe)")
                 return reply.errorCode == "unavailable"
             }
             let status = try await client.status(of: "done")
