@@ -298,12 +298,37 @@ final class BrokerLoop: @unchecked Sendable {
                     return .failed(BrokerError(code: .journalFailed, message: "\(failure)"))
                 }
             }
+            if let journal, now >= nextJournalStatistics {
+                if nextJournalStatistics != 0, journal.journal.statistics.commits != commitsLogged {
+                    commitsLogged = journal.journal.statistics.commits
+                    logJournalStatistics(journal, "journal statistics")
+                }
+                nextJournalStatistics = now + Self.journalStatisticsInterval
+            }
             if unavailableSince != nil, now >= nextJournalAttempt, !isStopRequested {
                 if let ending = reopenJournal(now: now) { return ending }
             }
             if core.isDone(now: now), !commitInFlight { return .stopped }
         }
     }
+
+    /// Commit count and latency for operators (percentiles since the journal was opened, in microseconds): every
+    /// minute while the broker commits, and when it stops.
+    private func logJournalStatistics(_ journal: BrokerJournal, _ message: Logger.Message) {
+        let figures = journal.journal.statistics
+        logger.info(
+            message,
+            metadata: [
+                "commits": "\(figures.commits)", "operations": "\(figures.operations)",
+                "commit-us-p50": "\(figures.commitLatency.p50)", "commit-us-p99": "\(figures.commitLatency.p99)",
+                "commit-us-max": "\(figures.commitLatency.max)",
+            ])
+    }
+
+    /// How often the journal's statistics are logged while it commits.
+    private static let journalStatisticsInterval: UInt64 = 60_000_000_000
+    private var nextJournalStatistics: UInt64 = 0
+    private var commitsLogged: UInt64 = 0
 
     /// How often a quiet broker checks that it still holds the PostgreSQL journal.
     private static let leadershipCheckInterval: UInt64 = 1_000_000_000
@@ -407,15 +432,7 @@ final class BrokerLoop: @unchecked Sendable {
         sockets.close()
         self.sockets = nil
         if let journal {
-            // Commit latency for operators (the journal's percentiles since it was opened, in microseconds).
-            let figures = journal.journal.statistics
-            logger.info(
-                "journal closed",
-                metadata: [
-                    "commits": "\(figures.commits)", "operations": "\(figures.operations)",
-                    "commit-us-p50": "\(figures.commitLatency.p50)", "commit-us-p99": "\(figures.commitLatency.p99)",
-                    "commit-us-max": "\(figures.commitLatency.max)",
-                ])
+            logJournalStatistics(journal, "journal closed")
             journal.close()
         }
     }
