@@ -150,11 +150,17 @@ final class BrokerJournal {
     func committed() { submitted.removeAll(keepingCapacity: true) }
 
     /// The commit failed: the requests it would have accepted, and those of `pending` entries not yet prepared, were
-    /// never accepted (``uncommitted``).
+    /// never accepted (added to ``uncommitted``).
     func failed(pending: [JournalEntry<ZMQMessage>]) {
-        uncommitted = submitted
+        uncommitted += submitted
         noteAccepted(pending, into: &uncommitted)
         submitted.removeAll()
+    }
+
+    /// Takes the list of requests never accepted because their commit failed.
+    func takeUncommitted() -> [(key: RequestKey, version: UInt8, phase: StaticString)] {
+        defer { uncommitted.removeAll() }
+        return uncommitted
     }
 
     private func noteAccepted(
@@ -174,7 +180,7 @@ final class BrokerJournal {
 
     /// The requests (and attached duplicates) the last failed commit would have accepted: never recorded, so never
     /// accepted, and owed an answer.
-    private(set) var uncommitted: [(key: RequestKey, version: UInt8, phase: StaticString)] = []
+    private var uncommitted: [(key: RequestKey, version: UInt8, phase: StaticString)] = []
 
     /// Forces commits to disk when the interval policy is due (the loop calls it on its timer).
     func syncIfDue() throws(JournalError) { try journal.syncIfDue() }

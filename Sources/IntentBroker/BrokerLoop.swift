@@ -346,7 +346,9 @@ final class BrokerLoop: @unchecked Sendable {
         }
         let disconnects = core.actions
         // The requests of the batch that could not be recorded were never accepted: say so.
-        for request in journal?.uncommitted ?? [] {
+        // (Including what the core accepted after the failed commit and before this point.)
+        journal?.failed(pending: core.journal)
+        for request in journal?.takeUncommitted() ?? [] {
             core.reject(
                 client: request.key.client, requestID: request.key.id, phase: request.phase, version: request.version,
                 .unavailable,
@@ -588,7 +590,7 @@ final class BrokerLoop: @unchecked Sendable {
             awaiting.removeAll(keepingCapacity: true)
             performActions()
         case .failure(let error):
-            journal?.failed(pending: core.journal)
+            journal?.failed(pending: [])
             journalFailure = error
             awaiting.removeAll()
             core.actions.removeAll()
