@@ -268,7 +268,12 @@ final class BrokerLoop: @unchecked Sendable {
                 }
                 if !progressed { break }
                 budget -= 1
-                if budget & 63 == 0 { performActions() }
+                if budget & 63 == 0 {
+                    // A commit that finished meanwhile: perform its actions and start the next one now, not after
+                    // the drain.
+                    if commitInFlight, let outcome = writer?.takeOutcome() { commitFinished(outcome) }
+                    performActions()
+                }
                 if budget & 127 == 0 { core.fireDueTimers(now: MonotonicTime.now()) }
             }
             now = MonotonicTime.now()
