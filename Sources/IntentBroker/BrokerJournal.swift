@@ -16,6 +16,8 @@ final class BrokerJournal {
     let journal: any Journal
     let path: String
     private var entries: [JournalEntry<ZMQMessage>] = []
+    /// Where each request accepted in the commit being prepared is, among its operations.
+    private var acceptedHere: [UInt64: Int] = [:]
 
     /// Opens the journal at `path` (a SQLite file, or a `postgres://` URL: several brokers may share it; the one
     /// holding its advisory lock is active). `standingBy`: see ``PostgresJournal/init(url:sync:standingBy:)``.
@@ -65,9 +67,13 @@ final class BrokerJournal {
         func wall(_ time: UInt64) -> Int64 { Int64(time / 1_000_000) + offset }
         var operations: [JournalOperation] = []
         operations.reserveCapacity(entries.count + changed.count)
+        // A request accepted in this commit and given its handle job in it too (the usual case) is written once,
+        // already marked dispatched: one row write fewer per handle request.
+        acceptedHere.removeAll(keepingCapacity: true)
         for entry in entries {
             switch entry {
             case .accepted(let request, let type):
+                acceptedHere[request.id] = operations.count
                 operations.append(
                     .accepted(
                         JournalRequest(
@@ -91,7 +97,12 @@ final class BrokerJournal {
                         JournalRequestKey(
                             client: listener.key.client, requestID: listener.key.id, version: listener.version)))
             case .handleDispatched(let id):
-                operations.append(.handleDispatched(request: id))
+                if let index = acceptedHere[id], case .accepted(var request) = operations[index] {
+                    request.handleDispatched = true
+                    operations[index] = .accepted(request)
+                } else {
+                    operations.append(.handleDispatched(request: id))
+                }
             case .ended(let id, let result, let keys, let at):
                 let body = Self.bytes(result.payload)
                 operations.append(

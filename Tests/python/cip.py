@@ -51,7 +51,7 @@ VALIDATION_CODES = {"unknown-parameter", "invalid-type", "out-of-range", "invali
 REPLY_CODES |= VALIDATION_CODES
 # A STATUS answer carries a stored error REPLY (6.4), or its own unknown-request / malformed.
 STATUS_CODES = {"malformed", "unknown-request", "unknown-intent", "busy", "timeout", "worker-lost", "handler-failed",
-                "bad-body", "shutting-down", "internal", "cancelled", "outcome-unknown"} | VALIDATION_CODES
+                "bad-body", "shutting-down", "internal", "cancelled", "outcome-unknown", "unavailable"} | VALIDATION_CODES
 # 4.10.1: a request ended before any worker ran it leaves no trace; cancelled (4.10.2) ends an accepted request.
 ACCEPTED_ENDING_CODES = ("timeout", "worker-lost", "handler-failed", "cancelled")
 
