@@ -208,13 +208,17 @@ class Rig:
         self.net: failover_net.Network | None = None
         self.pg: failover_net.Postgres | None = None
         self.standby = standby_supported()
-        self.net = failover_net.Network("ab")
-        self.a, self.b = self.net.hosts
-        self.pg = failover_net.Postgres(["127.0.0.1", self.a.root_ip, self.b.root_ip],
-                                        [f"{h.root_ip.rsplit('.', 1)[0]}.0/30" for h in self.net.hosts])
-        init = subprocess.run([str(cluster.binary()), "journal", "init", self.pg.url(self.a.root_ip)],
-                              capture_output=True, text=True, timeout=60)
-        assert init.returncode == 0, f"journal init failed: {init.stdout}{init.stderr}"
+        try:
+            self.net = failover_net.Network("ab")
+            self.a, self.b = self.net.hosts
+            self.pg = failover_net.Postgres(["127.0.0.1", self.a.root_ip, self.b.root_ip],
+                                            [f"{h.root_ip.rsplit('.', 1)[0]}.0/30" for h in self.net.hosts])
+            init = subprocess.run([str(cluster.binary()), "journal", "init", self.pg.url(self.a.root_ip)],
+                                  capture_output=True, text=True, timeout=60)
+            assert init.returncode == 0, f"journal init failed: {init.stdout}{init.stderr}"
+        except BaseException:
+            self.close()
+            raise
         self.frontends = [f"tcp://{h.ip}:{FRONTEND_PORT}" for h in self.net.hosts]
         self.backends = [f"tcp://{h.ip}:{BACKEND_PORT}" for h in self.net.hosts]
 
@@ -722,6 +726,11 @@ def run_load(rig: Rig, mode: str, rng: random.Random, tag: str, clients: list[Fa
         if r.ending_via == "status":
             k = "final" if r.ending.status == "final" else r.ending.code
             via_status[k] = via_status.get(k, 0) + 1
+    worker_moves = []
+    for p in workers:
+        text = p.log_path.read_text("utf-8", "replace") if p.log_path.exists() else ""
+        worker_moves.append([round(float(x.split()[-1]) - t_kill, 2) for x in text.splitlines()
+                             if x.startswith("switch ")])
     recovered = ""
     if watch_b is not None:
         watch_b.poll()
@@ -738,7 +747,7 @@ def run_load(rig: Rig, mode: str, rng: random.Random, tag: str, clients: list[Fa
               f"than once, {len(given_up)} given up, {len(replays)} replayed), killed after {kill_at_count} sent, "
               f"{accepted} accepted, endings {codes}, endings learnt from STATUS {via_status}, {unavailable} "
               f"`unavailable` answers, client moves {[[(round(t - t_kill, 2), i, w) for t, i, w in c.switches] for c in clients]}, "
-              f"{len(lines)} worker log lines, load {load_s:.1f} s{comeback}, {len(problems)} problems")
+              f"worker moves (s after the {mode}) {worker_moves}, {len(lines)} worker log lines, load {load_s:.1f} s{comeback}, {len(problems)} problems")
         print(f"  B: {recovered.strip()[:300]}")
         for p in problems[:40]:
             print("  problem:", p)
