@@ -37,7 +37,7 @@ public final class Broker: Service, Sendable {
         // A broker that never ran still holds bound sockets and, with CURVE, a ZAP thread that keeps its handler (and
         // so the context) alive: close them now. A broker that ran closed them when its loop ended. No wait here is
         // unbounded: the sockets linger 0 until the loop raises it, and the ZAP thread ends at its next wake-up.
-        if !started.load(ordering: .acquiring) { loop.sockets.close() }
+        if !started.load(ordering: .acquiring) { loop.closeUnstarted() }
     }
 
     /// The frontend endpoint actually bound.

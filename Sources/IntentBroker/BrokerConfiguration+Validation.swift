@@ -1,3 +1,4 @@
+import IntentJournal
 import IntentWire
 
 extension BrokerConfiguration {
@@ -27,6 +28,9 @@ extension BrokerConfiguration {
             clientQueueLimit >= 1, maxIdempotencyRecords >= 0, idempotencyMemory >= 0
         else {
             throw refuse("limits must not be negative (the body size and client queue at least 1)")
+        }
+        if standby, !(journalPath.map(PostgresJournal.isURL) ?? false) {
+            throw refuse("a standby needs a PostgreSQL journal (postgres://…) shared with the active broker")
         }
     }
 }

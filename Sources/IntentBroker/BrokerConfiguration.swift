@@ -69,6 +69,11 @@ public struct BrokerConfiguration: Sendable {
     public var journalPath: String?
     /// When the journal's commits reach the disk: every commit (the default), or at most an interval apart.
     public var journalSync: JournalSync = .everyCommit
+    /// With a PostgreSQL journal shared by several brokers (failover, `Docs/JOURNAL.md`): when another broker is
+    /// active, wait for it to stop and take over (binding nothing until then), and stand by again if another broker
+    /// takes over while this one lost its database. False: refuse to start (`journal-locked`) when another broker
+    /// is active.
+    public var standby = false
     /// libzmq I/O threads.
     public var ioThreads: Int32
     /// CURVE encryption and authentication of clients and workers; nil: none (then only loopback and `ipc://`

@@ -18,18 +18,21 @@ final class BrokerJournal {
     private var entries: [JournalEntry<ZMQMessage>] = []
     private var operations: [JournalOperation] = []
 
-    init(path: String, sync: JournalSync) throws(BrokerError) {
+    /// Opens the journal at `path` (a SQLite file, or a `postgres://` URL: several brokers may share it; the one
+    /// holding its advisory lock is active). `standingBy`: see ``PostgresJournal/init(url:sync:standingBy:)``.
+    init(path: String, sync: JournalSync, standingBy: (@Sendable () -> Bool)? = nil) throws(JournalError) {
         self.path = path
-        do throws(JournalError) {
-            // A `postgres://` URL is a PostgreSQL journal (several brokers may share it; the one holding its
-            // advisory lock is active), anything else a SQLite file.
-            journal =
-                PostgresJournal.isURL(path)
-                ? try PostgresJournal(url: path, sync: sync) : try SQLiteJournal(path: path, sync: sync)
-        } catch {
-            throw BrokerError(code: .journalFailed, message: "\(error)")
-        }
+        journal =
+            PostgresJournal.isURL(path)
+            ? try PostgresJournal(url: path, sync: sync, standingBy: standingBy)
+            : try SQLiteJournal(path: path, sync: sync)
     }
+
+    /// The journal's name for logs (a URL without its password).
+    var name: String { PostgresJournal.isURL(path) ? PostgresJournal.redacted(path) : path }
+
+    /// Whether the journal is a database server that can go away and come back (PostgreSQL), rather than a file.
+    var isShared: Bool { journal is PostgresJournal }
 
     /// Milliseconds between the Unix epoch and the monotonic clock's zero, now.
     private static func offset() -> Int64 {
@@ -43,7 +46,7 @@ final class BrokerJournal {
 
     /// Records what the core queued since the last commit, in one transaction; throws when it could not (nothing of
     /// the batch may then be acted on).
-    func commit(_ core: inout BrokerCore<ZMQMessage>) throws(BrokerError) {
+    func commit(_ core: inout BrokerCore<ZMQMessage>) throws(JournalError) {
         let changed = core.takeJournal(into: &entries)
         if entries.isEmpty && changed.isEmpty { return }
         let offset = Self.offset()
@@ -125,33 +128,41 @@ final class BrokerJournal {
                         fingerprint: Self.bytes(record.fingerprint), attempts: record.attempts, state: state,
                         endedAt: endedAt)))
         }
-        entries.removeAll(keepingCapacity: true)
         do throws(JournalError) {
             try journal.commit(operations)
         } catch {
-            throw BrokerError(code: .journalFailed, message: "\(error)")
+            // Requests first seen in this batch were not accepted after all: their clients get `unavailable`.
+            uncommitted.removeAll()
+            for entry in entries {
+                switch entry {
+                case .accepted(let request, _):
+                    uncommitted.append((request.key, request.version, request.requested.name))
+                case .attached(_, let listener):
+                    uncommitted.append((listener.key, listener.version, ""))
+                default: break
+                }
+            }
+            entries.removeAll(keepingCapacity: true)
+            throw error
         }
+        entries.removeAll(keepingCapacity: true)
     }
 
+    /// The requests (and attached duplicates) the last failed commit would have accepted: never recorded, so never
+    /// accepted, and owed an answer.
+    private(set) var uncommitted: [(key: RequestKey, version: UInt8, phase: StaticString)] = []
+
     /// Forces commits to disk when the interval policy is due (the loop calls it on its timer).
-    func syncIfDue() throws(BrokerError) {
-        do throws(JournalError) {
-            try journal.syncIfDue()
-        } catch {
-            throw BrokerError(code: .journalFailed, message: "\(error)")
-        }
-    }
+    func syncIfDue() throws(JournalError) { try journal.syncIfDue() }
+
+    /// Checks that the journal can still be written (PostgreSQL: connection and leader lock).
+    func checkLeadership() throws(JournalError) { try journal.checkLeadership() }
 
     // MARK: Recovery
 
     /// Reads the journal back into a fresh core (before any socket is open); returns what it read, for the log.
-    func recover(into core: inout BrokerCore<ZMQMessage>) throws(BrokerError) -> JournalState {
-        let state: JournalState
-        do throws(JournalError) {
-            state = try journal.recover()
-        } catch {
-            throw BrokerError(code: .journalFailed, message: "\(error)")
-        }
+    func recover(into core: inout BrokerCore<ZMQMessage>) throws(JournalError) -> JournalState {
+        let state = try journal.recover()
         let seeds = journal.fingerprintSeeds
         if seeds.count == 2 { core.fingerprintSeeds = BodyFingerprint.Seeds(first: seeds[0], second: seeds[1]) }
         let now = MonotonicTime.now()
@@ -166,7 +177,7 @@ final class BrokerJournal {
             do throws(ZMQError) {
                 body = try ZMQMessage(bytes: request.body)
             } catch {
-                throw BrokerError(code: .journalFailed, message: "\(path): cannot hold a request body: \(error)")
+                throw JournalError(code: .io, message: "\(name): cannot hold a request body: \(error)")
             }
             let arrival = monotonic(request.acceptedAt)
             let deadline = UInt64(max(0, request.deadlineMilliseconds)) * 1_000_000

@@ -4,6 +4,10 @@ import Logging
 import Synchronization
 import ZeroMQ
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The broker's I/O shell: one thread, one `zmq_poll` loop over the frontend and backend ROUTER sockets, around the
 /// socket-free ``BrokerCore`` that holds every rule.
 ///
@@ -15,9 +19,15 @@ import ZeroMQ
 /// Everything here runs on the loop's thread except ``requestStop()``; the core is confined to it.
 final class BrokerLoop: @unchecked Sendable {
     let logger: Logger
-    let sockets: BrokerSockets
+    let configuration: BrokerConfiguration
+    /// The bound sockets; nil while a standby waits to take over (loop thread once running).
+    private(set) var sockets: BrokerSockets?
+    /// The endpoints bound last (ephemeral ports resolved), readable from any thread.
+    private let bound: Mutex<(frontend: String, backend: String)>
     private let wake = EventFD()
     private let stopRequested = Atomic<Bool>(false)
+    /// Whether this standby said so in its log since it last stood by.
+    private let standbyAnnounced = Atomic<Bool>(false)
     let finalStatistics = Mutex(BrokerStatistics())
 
     /// The rules (loop thread only).
@@ -26,41 +36,93 @@ final class BrokerLoop: @unchecked Sendable {
     private var performing: [BrokerAction<ZMQMessage>] = []
     private let clientDecoder: ClientMessageDecoder
     private let workerDecoder: WorkerMessageDecoder
-    /// The journal, if the broker keeps one (issue 12): each batch is committed before its actions are performed.
-    private let journal: BrokerJournal?
+    /// The journal, if the broker keeps one and can reach it (issue 12): each batch is committed before its actions
+    /// are performed. Nil while a PostgreSQL journal is unavailable (see ``unavailableSince``).
+    private var journal: BrokerJournal?
     /// Set when a commit failed: the loop stops without acting on what it could not record.
-    private var journalFailure: BrokerError?
+    private var journalFailure: JournalError?
+    /// Since when the PostgreSQL journal has been unreachable (monotonic ns): meanwhile the broker refuses new work
+    /// with `unavailable`, answers PING, sends workers away (DISCONNECT), and opens the journal again every second.
+    private var unavailableSince: UInt64?
+    /// When to try the unavailable journal again, and when the last warning about it was logged.
+    private var nextJournalAttempt: UInt64 = 0
+    private var lastUnavailableWarning: UInt64 = 0
+    /// The last time the PostgreSQL journal answered (a commit or a leadership check).
+    private var lastJournalContact: UInt64 = 0
+
+    /// How the active part of the loop ended.
+    private enum Ending {
+        case stopped
+        case failed(BrokerError)
+        /// Another broker took the journal over while this one could not reach it: stand by again.
+        case lostLeadership
+    }
 
     init(configuration: BrokerConfiguration, logger: Logger) throws(BrokerError) {
         self.logger = logger
-        if let path = configuration.journalPath {
-            let journal = try BrokerJournal(path: path, sync: configuration.journalSync)
-            var core = try BrokerCore<ZMQMessage>(
-                configuration: configuration, logger: logger, now: MonotonicTime.now(), journaling: true)
-            let state = try journal.recover(into: &core)
-            self.core = core
-            self.journal = journal
-            logger.info(
-                "journal opened",
-                metadata: [
-                    "journal": "\(PostgresJournal.isURL(path) ? PostgresJournal.redacted(path) : path)",
-                    "requests-recovered": "\(state.requests.count)",
-                    "results": "\(state.results.count)", "idempotency-records": "\(state.keyRecords.count)",
-                ])
-        } else {
-            core = try BrokerCore(configuration: configuration, logger: logger, now: MonotonicTime.now())
-            journal = nil
-            logger.info("no journal: requests in flight and results kept for STATUS are lost if the broker restarts")
-        }
+        self.configuration = configuration
+        core = try BrokerCore(
+            configuration: configuration, logger: logger, now: MonotonicTime.now(),
+            journaling: configuration.journalPath != nil)
         let limits = WireLimits(
             maxBodySize: configuration.maxBodySize, hardLimitMilliseconds: configuration.hardLimit.milliseconds)
         clientDecoder = ClientMessageDecoder(limits: limits)
         workerDecoder = WorkerMessageDecoder(limits: limits)
-        sockets = try BrokerSockets(configuration: configuration, logger: logger)
+        bound = Mutex((configuration.frontendEndpoint, configuration.backendEndpoint))
+        if configuration.standby {
+            // A standby binds nothing and opens the journal only in run(), where it waits for the leader lock.
+            return
+        }
+        if let path = configuration.journalPath {
+            do throws(JournalError) {
+                let journal = try BrokerJournal(path: path, sync: configuration.journalSync)
+                try recover(from: journal)
+            } catch  where error.code == .unavailable && PostgresJournal.isURL(path) {
+                // PostgreSQL unreachable at start: bind and refuse work (`unavailable`) until it answers.
+                enterUnavailable(error, now: MonotonicTime.now())
+            } catch {
+                throw BrokerError(code: .journalFailed, message: "\(error)")
+            }
+        } else {
+            logger.info("no journal: requests in flight and results kept for STATUS are lost if the broker restarts")
+        }
+        try bind()
     }
 
-    var frontendEndpoint: String { sockets.frontendEndpoint }
-    var backendEndpoint: String { sockets.backendEndpoint }
+    /// Reads `journal` into a fresh core and makes both current.
+    private func recover(from journal: BrokerJournal) throws(JournalError) {
+        var fresh: BrokerCore<ZMQMessage>
+        do throws(BrokerError) {
+            fresh = try BrokerCore(
+                configuration: configuration, logger: logger, now: MonotonicTime.now(), journaling: true)
+        } catch {
+            throw JournalError(code: .invalidOperation, message: "\(error)")
+        }
+        let state = try journal.recover(into: &fresh)
+        fresh.statistics = core.statistics
+        core = fresh
+        self.journal = journal
+        unavailableSince = nil
+        lastJournalContact = MonotonicTime.now()
+        logger.info(
+            "journal opened",
+            metadata: [
+                "journal": "\(journal.name)", "requests-recovered": "\(state.requests.count)",
+                "results": "\(state.results.count)", "idempotency-records": "\(state.keyRecords.count)",
+            ])
+    }
+
+    private func bind() throws(BrokerError) {
+        let sockets = try BrokerSockets(configuration: configuration, logger: logger)
+        self.sockets = sockets
+        bound.withLock { $0 = (sockets.frontendEndpoint, sockets.backendEndpoint) }
+    }
+
+    var frontendEndpoint: String { bound.withLock { $0.frontend } }
+    var backendEndpoint: String { bound.withLock { $0.backend } }
+
+    /// Closes the sockets of a broker that never ran (its owner is going away).
+    func closeUnstarted() { sockets?.close() }
 
     /// Asks the loop to shut down gracefully (any thread).
     func requestStop() {
@@ -68,11 +130,87 @@ final class BrokerLoop: @unchecked Sendable {
         wake.signal()
     }
 
+    private var isStopRequested: Bool { stopRequested.load(ordering: .acquiring) }
+
     // MARK: The loop
 
-    /// Runs the loop until the broker has shut down, then closes the sockets. Throws ``BrokerError/Code/pollFailed``
-    /// (after closing them) if waiting on the sockets failed: the broker did not stop because it was asked to.
+    /// Runs the loop until the broker has shut down, then closes the sockets. A standby first waits for the
+    /// journal's leader lock. Throws ``BrokerError/Code/pollFailed`` or ``BrokerError/Code/journalFailed`` (after
+    /// closing the sockets) if the broker did not stop because it was asked to.
     func run() throws(BrokerError) {
+        while true {
+            if sockets == nil {
+                guard try standBy() else { return }  // stopped while standing by
+            }
+            switch runActive() {
+            case .stopped:
+                finish()
+                return
+            case .failed(let failure):
+                finish()
+                throw failure
+            case .lostLeadership:
+                // Clients and workers must move to the active broker: close our endpoints, then wait for the lock.
+                sockets?.close()
+                sockets = nil
+                journal = nil
+                unavailableSince = nil
+            }
+        }
+    }
+
+    /// Waits (binding nothing) until this broker holds the PostgreSQL journal's leader lock, recovers from the
+    /// journal and binds. False if asked to stop meanwhile.
+    private func standBy() throws(BrokerError) -> Bool {
+        guard let path = configuration.journalPath else { return false }
+        standbyAnnounced.store(false, ordering: .relaxed)
+        var lastWarning: UInt64 = 0
+        while !isStopRequested {
+            do throws(JournalError) {
+                let journal = try BrokerJournal(path: path, sync: configuration.journalSync) { [self] in
+                    if !standbyAnnounced.exchange(true, ordering: .relaxed) {
+                        logger.info(
+                            "standing by: another broker is active on the journal; taking over when it stops",
+                            metadata: ["journal": "\(PostgresJournal.redacted(path))"])
+                    }
+                    return !isStopRequested
+                }
+                try recover(from: journal)
+                logger.info("taking over as the active broker", metadata: ["journal": "\(journal.name)"])
+                break
+            } catch  where error.code == .locked {
+                continue  // asked to stop while waiting
+            } catch  where error.code == .unavailable {
+                let now = MonotonicTime.now()
+                if now - lastWarning > 10_000_000_000 || lastWarning == 0 {
+                    lastWarning = now
+                    logger.warning("standby cannot reach the journal; retrying", metadata: ["error": "\(error)"])
+                }
+                pause(milliseconds: 1000)
+            } catch {
+                throw BrokerError(code: .journalFailed, message: "\(error)")
+            }
+        }
+        guard journal != nil else { return false }
+        try bind()
+        return true
+    }
+
+    /// Sleeps up to `milliseconds`, waking early when asked to stop.
+    private func pause(milliseconds: Int) {
+        var steps = milliseconds / 50
+        while steps > 0, !isStopRequested {
+            var interval = timespec(tv_sec: 0, tv_nsec: 50_000_000)
+            var left = timespec()
+            while nanosleep(&interval, &left) == -1 && errno == EINTR { interval = left }
+            steps -= 1
+        }
+    }
+
+    /// The loop of an active broker (or one whose journal is unavailable), until it stops, fails, or loses the
+    /// journal to another broker.
+    private func runActive() -> Ending {
+        guard let sockets else { return .stopped }
         let frontend = sockets.frontend
         let backend = sockets.backend
         var poller = ZMQPoller()
@@ -81,11 +219,16 @@ final class BrokerLoop: @unchecked Sendable {
         let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
         var buffer = ZMQMultipart(capacity: clientDecoder.limits.maxFrames + 1)  // + the routing id
         logger.info("broker ready", metadata: ["frontend": "\(frontendEndpoint)", "backend": "\(backendEndpoint)"])
+        if isStopRequested { core.beginShutdown(now: MonotonicTime.now()) }
 
-        var failure: BrokerError?
         while true {
             var now = MonotonicTime.now()
-            let wakeAt = core.nextWakeTime
+            var wakeAt = core.nextWakeTime
+            if unavailableSince != nil {
+                wakeAt = min(wakeAt, nextJournalAttempt)
+            } else if journal?.isShared == true {
+                wakeAt = min(wakeAt, lastJournalContact + Self.leadershipCheckInterval)
+            }
             let timeout = wakeAt > now ? Int((wakeAt - now + 999_999) / 1_000_000) : 0
             do {
                 try poller.poll(timeoutMilliseconds: timeout)  // EINTR is retried: it returns 0
@@ -93,12 +236,11 @@ final class BrokerLoop: @unchecked Sendable {
                 // Not a normal stop: the requests still open end as at shutdown, and run() throws so that the
                 // ServiceGroup sees the failure.
                 logger.critical("poll failed, broker stops", metadata: ["error": "\(error)"])
-                failure = BrokerError(code: .pollFailed, message: "zmq_poll failed: \(error)")
-                break
+                return .failed(BrokerError(code: .pollFailed, message: "zmq_poll failed: \(error)"))
             }
             if poller.isReadable(wakeIndex) {
                 wake.drain()
-                if stopRequested.load(ordering: .acquiring) { core.beginShutdown(now: MonotonicTime.now()) }
+                if isStopRequested { core.beginShutdown(now: MonotonicTime.now()) }
             }
             // Drain everything waiting on both sockets, alternating so neither side starves the other; timers that
             // fall due meanwhile fire between batches, so a flood never delays a deadline reply.
@@ -122,24 +264,119 @@ final class BrokerLoop: @unchecked Sendable {
             core.tick(now: now)
             performActions()
             if journalFailure == nil, let journal {
-                do throws(BrokerError) { try journal.syncIfDue() } catch { journalFailure = error }
+                do throws(JournalError) {
+                    try journal.syncIfDue()
+                    if journal.isShared, now >= lastJournalContact + Self.leadershipCheckInterval {
+                        // Quiet for a while: ask PostgreSQL whether we still lead, to notice a lost database early.
+                        try journal.checkLeadership()
+                        lastJournalContact = now
+                    }
+                } catch {
+                    journalFailure = error
+                }
             }
-            if let journalFailure {
-                // What could not be recorded is not acted on; the journal holds everything acted on so far, and a
-                // broker started again on it finishes the rest.
-                logger.critical("journal failed, broker stops", metadata: ["error": "\(journalFailure)"])
-                failure = journalFailure
-                break
+            if let failure = journalFailure {
+                journalFailure = nil
+                if failure.code == .unavailable, journal?.isShared == true {
+                    enterUnavailable(failure, now: now)
+                } else {
+                    // What could not be recorded is not acted on; the journal holds everything acted on so far, and
+                    // a broker started again on it finishes the rest.
+                    logger.critical("journal failed, broker stops", metadata: ["error": "\(failure)"])
+                    journal = nil
+                    return .failed(BrokerError(code: .journalFailed, message: "\(failure)"))
+                }
             }
-            if core.isDone(now: now) { break }
+            if unavailableSince != nil, now >= nextJournalAttempt, !isStopRequested {
+                if let ending = reopenJournal(now: now) { return ending }
+            }
+            if core.isDone(now: now) { return .stopped }
         }
-        if journalFailure == nil {
+    }
+
+    /// How often a quiet broker checks that it still holds the PostgreSQL journal.
+    private static let leadershipCheckInterval: UInt64 = 1_000_000_000
+
+    /// The PostgreSQL journal cannot be reached: drop the state it may not hold (the journal holds everything acted
+    /// on), send the workers away, and refuse new work until ``reopenJournal(now:)`` succeeds.
+    private func enterUnavailable(_ error: JournalError, now: UInt64) {
+        logger.error(
+            "journal unavailable: refusing new requests (`unavailable`) until the database is back; nothing acknowledged is lost",
+            metadata: ["error": "\(error)"])
+        // Their jobs belong to state that is about to be dropped; they register again once the journal is back
+        // (and cancel the handlers of the connection they leave).
+        for worker in core.workers.values {
+            core.actions.append(.control(routingID: worker.routingID, version: worker.version, .disconnect))
+        }
+        let disconnects = core.actions
+        // The requests of the batch that could not be recorded were never accepted: say so.
+        for request in journal?.uncommitted ?? [] {
+            core.reject(
+                client: request.key.client, requestID: request.key.id, phase: request.phase, version: request.version,
+                .unavailable,
+                "the broker lost its journal's database before it could accept this request; send it again")
+        }
+        let refusals = core.actions.suffix(from: disconnects.count)
+        journal?.close()
+        journal = nil
+        if let empty = try? BrokerCore<ZMQMessage>(
+            configuration: configuration, logger: logger, now: now, journaling: true)
+        {
+            var fresh = empty
+            fresh.statistics = core.statistics
+            core = fresh
+        }
+        core.actions = disconnects + refusals
+        unavailableSince = now
+        lastUnavailableWarning = now
+        nextJournalAttempt = now + 1_000_000_000
+        if sockets != nil { performActions() }
+    }
+
+    /// Opens the unavailable journal again: on success the broker recovers from it and works again; if another
+    /// broker took it over, this one stands by (or stops, without ``BrokerConfiguration/standby``).
+    private func reopenJournal(now: UInt64) -> Ending? {
+        guard let path = configuration.journalPath else { return nil }
+        do throws(JournalError) {
+            let journal = try BrokerJournal(path: path, sync: configuration.journalSync)
+            try recover(from: journal)
+            logger.info("journal back: working again", metadata: ["journal": "\(journal.name)"])
+            return nil
+        } catch  where error.code == .locked {
+            guard configuration.standby else {
+                logger.critical("another broker took the journal over; this one stops", metadata: ["error": "\(error)"])
+                return .failed(BrokerError(code: .journalFailed, message: "\(error)"))
+            }
+            logger.warning("another broker took the journal over; standing by")
+            return .lostLeadership
+        } catch  where error.code == .unavailable {
+            nextJournalAttempt = MonotonicTime.now() + 1_000_000_000
+            if now - lastUnavailableWarning >= 10_000_000_000 {
+                lastUnavailableWarning = now
+                logger.warning("journal still unavailable; refusing new requests", metadata: ["error": "\(error)"])
+            }
+            return nil
+        } catch {
+            logger.critical("journal failed, broker stops", metadata: ["error": "\(error)"])
+            return .failed(BrokerError(code: .journalFailed, message: "\(error)"))
+        }
+    }
+
+    /// After the loop: the open requests end as at shutdown (unless the journal failed: a broker started again on it
+    /// finishes them), the final statistics are kept, the sockets close once queued replies are sent.
+    private func finish() {
+        if unavailableSince == nil, journal != nil || configuration.journalPath == nil {
             core.finishShutdown(now: MonotonicTime.now())
             performActions()
+        } else if unavailableSince != nil {
+            logger.warning(
+                "stopping while the journal is unavailable: the requests in flight stay in the journal, and a broker started on it finishes them"
+            )
         }
-        if let zap = sockets.zap { core.statistics.rejectedHandshakes = zap.rejected }
+        if let zap = sockets?.zap { core.statistics.rejectedHandshakes = zap.rejected }
         let statistics = core.statistics
         finalStatistics.withLock { $0 = statistics }
+        guard let sockets else { return }
         // Every ending reply is queued in libzmq: let it reach the network before the sockets close (with the
         // default linger of 0, libzmq would drop whatever it has not written yet).
         let linger = core.configuration.shutdownLinger.milliseconds
@@ -149,6 +386,7 @@ final class BrokerLoop: @unchecked Sendable {
             "broker stopped; closing once queued replies are sent",
             metadata: ["statistics": "\(statistics)", "linger-ms": "\(linger)"])
         sockets.close()
+        self.sockets = nil
         if let journal {
             // Commit latency for operators (the journal's percentiles since it was opened, in microseconds).
             let figures = journal.journal.statistics
@@ -161,7 +399,6 @@ final class BrokerLoop: @unchecked Sendable {
                 ])
             journal.close()
         }
-        if let failure { throw failure }
     }
 
     // MARK: Events in
@@ -176,6 +413,10 @@ final class BrokerLoop: @unchecked Sendable {
         } catch {
             core.clientMessageRejected(
                 client: client, error, version: Self.answerVersion(message), now: MonotonicTime.now())
+            return
+        }
+        if unavailableSince != nil {
+            refuseWhileUnavailable(command, client: client, version: Self.answerVersion(message))
             return
         }
         switch command {
@@ -202,9 +443,27 @@ final class BrokerLoop: @unchecked Sendable {
         }
     }
 
+    /// While the journal is unavailable nothing can be recorded, so nothing is accepted: REQUEST, STATUS and CANCEL
+    /// are answered `unavailable` (STATUS too: the journal, not this broker's memory, knows the requests); PING is
+    /// answered, so that clients keep this connection and retry.
+    private func refuseWhileUnavailable(_ command: ClientCommand, client: [UInt8], version: UInt8) {
+        let message = "the broker cannot reach its journal's database: nothing was accepted; send again later"
+        switch command {
+        case .request(let request):
+            core.reject(
+                client: client, requestID: request.requestID, phase: request.phase.name, version: request.version,
+                .unavailable, message)
+        case .status(let id), .cancel(let id):
+            core.reject(
+                client: client, requestID: id, phase: "", version: version, .unavailable, message, command: .status)
+        case .ping:
+            core.ping(client: client, version: version)
+        }
+    }
+
     /// The client's CURVE public key as our ZAP handler gave it (the message's `User-Id`), empty without CURVE.
     private func clientIdentity(_ message: borrowing ZMQMultipart) -> [UInt8] {
-        guard sockets.zap != nil else { return [] }
+        guard sockets?.zap != nil else { return [] }
         return message.property(1, "User-Id").map { Array($0.utf8) } ?? []
     }
 
@@ -218,6 +477,11 @@ final class BrokerLoop: @unchecked Sendable {
 
     private func workerMessage(_ message: inout ZMQMultipart) {
         let routingID = message.bytes(0)
+        if unavailableSince != nil {
+            // No jobs while nothing can be recorded: send the worker away; it registers again later.
+            core.actions.append(.control(routingID: routingID, version: Self.workerVersion(message), .disconnect))
+            return
+        }
         let registered = core.isRegistered(routingID)
         let command: WorkerCommand
         do throws(WorkerMessageError) {
@@ -257,15 +521,18 @@ final class BrokerLoop: @unchecked Sendable {
                     core.actions.removeAll()
                     return
                 }
-                do throws(BrokerError) {
+                do throws(JournalError) {
                     try journal.commit(&core)
+                    lastJournalContact = MonotonicTime.now()
                 } catch {
                     journalFailure = error
                     core.actions.removeAll()
                     return
                 }
             } else {
+                // No journal, or (unavailable) a core that refuses every request: nothing to record.
                 core.journal.removeAll()
+                if !core.idempotency.changed.isEmpty { _ = core.idempotency.takeChanges() }
             }
             core.takeActions(into: &performing)
             var index = 0
@@ -285,7 +552,7 @@ final class BrokerLoop: @unchecked Sendable {
     private func sendJob(_ job: JobDispatch<ZMQMessage>, remaining: Int) {
         let now = MonotonicTime.now()
         guard core.shouldSend(job, now: now) else { return }
-        let backend = sockets.backend
+        guard let backend = sockets?.backend else { return }
         let left = job.deadline > now ? (job.deadline - now) / 1_000_000 : 0
         do {
             guard try backend.send(job.routingID, more: true) else {
@@ -321,7 +588,7 @@ final class BrokerLoop: @unchecked Sendable {
     /// Sends a REPLY or STATUS answer. One that cannot go out (the client is gone, or its queue is full) is counted
     /// and dropped: sends never block the broker, and the result stays available to STATUS.
     private func sendReply(_ reply: ClientReply<ZMQMessage>) {
-        let frontend = sockets.frontend
+        guard let frontend = sockets?.frontend else { return }
         do {
             guard try frontend.send(reply.client, more: true) else { return core.replyNotDelivered() }
             try frontend.send(CIP.clientSignature(version: reply.version), more: true)
@@ -342,7 +609,7 @@ final class BrokerLoop: @unchecked Sendable {
     }
 
     private func sendPong(_ client: [UInt8], version: UInt8) {
-        let frontend = sockets.frontend
+        guard let frontend = sockets?.frontend else { return }
         do {
             guard try frontend.send(client, more: true) else { return core.replyNotDelivered() }
             try frontend.send(CIP.clientSignature(version: version), more: true)
@@ -353,7 +620,7 @@ final class BrokerLoop: @unchecked Sendable {
     }
 
     private func sendControl(_ control: WorkerControl, to routingID: [UInt8], version: UInt8) {
-        let backend = sockets.backend
+        guard let backend = sockets?.backend else { return }
         do {
             guard try backend.send(routingID, more: true) else { return }
             try backend.send(CIP.workerSignature(version: version), more: true)

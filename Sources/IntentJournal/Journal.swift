@@ -29,4 +29,12 @@ public protocol Journal: AnyObject, Sendable {
 
     /// Commit counts and latencies since the journal was opened.
     var statistics: JournalStatistics { get }
+
+    /// Checks that this journal can still be written by this broker (PostgreSQL: the connection is up and holds the
+    /// leader lock); throws `journal-unavailable` if not. A local file has nothing to check.
+    func checkLeadership() throws(JournalError)
+}
+
+extension Journal {
+    public func checkLeadership() throws(JournalError) {}
 }

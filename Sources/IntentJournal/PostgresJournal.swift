@@ -10,8 +10,8 @@ import Synchronization
 ///
 /// Every ``commit(_:)`` is one transaction that first checks, through `pg_locks`, that this session still holds
 /// the lock (a fenced write); a lost connection means a lost session, so the commit throws `journal-unavailable`
-/// and the journal stays unusable (the broker stops; it never reconnects behind the caller's back, since another
-/// broker may have taken over). If the connection fails while `COMMIT` is in flight, that commit may or may not
+/// and the journal stays unusable (it never reconnects behind the caller's back, since another broker may have taken
+/// over: the broker opens a new one, which takes the lock again or finds another broker active). If the connection fails while `COMMIT` is in flight, that commit may or may not
 /// be written; either way nothing was acknowledged before it returned.
 ///
 /// Sync policy: ``JournalSync/everyCommit`` sets `synchronous_commit = on` (each commit is durable on the server
@@ -38,8 +38,14 @@ public final class PostgresJournal: Journal {
     /// - Throws: ``JournalError`` with code `journal-unavailable` (PostgreSQL cannot be reached, or refuses this
     ///   user), `journal-missing` (no journal in that database), `journal-newer-version`, `journal-corrupt` or
     ///   `journal-locked` (another broker is active).
-    public init(url: String, sync: JournalSync = .everyCommit) throws(JournalError) {
-        let store = try PostgresJournalStore(url: url, sync: sync)
+    ///
+    /// - Parameter standingBy: for a standby: called each time (every 250 ms) another session holds the leader
+    ///   lock; return true to keep waiting on the same connection, false to give up with `journal-locked`. Nil (the
+    ///   default) gives up at once.
+    public init(url: String, sync: JournalSync = .everyCommit, standingBy: (@Sendable () -> Bool)? = nil)
+        throws(JournalError)
+    {
+        let store = try PostgresJournalStore(url: url, sync: sync, standingBy: standingBy)
         name = store.name
         self.sync = sync
         self.store = Mutex(store)
@@ -72,6 +78,12 @@ public final class PostgresJournal: Journal {
 
     public func commit(_ operations: [JournalOperation]) throws(JournalError) {
         try store.withLock { store throws(JournalError) in try store.commit(operations) }
+    }
+
+    /// Checks that this session still holds the leader lock; throws `journal-unavailable` if the connection or the
+    /// lock is gone (the broker calls it when it has not committed for a second, to notice a lost database early).
+    public func checkLeadership() throws(JournalError) {
+        try store.withLock { store throws(JournalError) in try store.checkLeadership() }
     }
 
     /// Does nothing: PostgreSQL's WAL writer flushes asynchronous commits by itself.

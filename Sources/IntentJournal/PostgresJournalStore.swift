@@ -29,21 +29,32 @@ final class PostgresJournalStore {
         case outcomeUnknown = 2
     }
 
-    init(url: String, sync: JournalSync) throws(JournalError) {
+    init(url: String, sync: JournalSync, standingBy: (@Sendable () -> Bool)? = nil) throws(JournalError) {
         self.sync = sync
         let configuration = try Self.configuration(url)
         name = configuration.name
         connection = try Self.connect(configuration)
         do throws(JournalError) {
+            // Short TCP keepalives on the server's side of this session: if this broker's host dies or is cut off,
+            // PostgreSQL ends the session (and so releases the leader lock to a standby) within about 3 seconds
+            // instead of the operating system's default of over two hours.
+            for setting in Self.sessionLiveness { try query(setting) }
             try checkSchema()
-            let locked = try query(
-                "SELECT pg_try_advisory_lock($1)", binds { $0.append(PostgresJournalSchema.leaderLockKey) })
-            guard try locked.rows.first?.cells(Bool.self, name) == true else {
-                throw JournalError(
-                    code: .locked,
-                    message: "\(name): another broker holds this journal (PostgreSQL advisory lock "
-                        + "\(PostgresJournalSchema.leaderLockKey) is taken by another session). Two brokers never "
-                        + "write one journal: stop the other broker, or run this one as its standby.")
+            while true {
+                let locked = try query(
+                    "SELECT pg_try_advisory_lock($1)", binds { $0.append(PostgresJournalSchema.leaderLockKey) })
+                if try locked.rows.first?.cells(Bool.self, name) == true { break }
+                // A standby keeps asking on the same session, every 250 ms, for as long as its caller wants.
+                guard let standingBy, standingBy() else {
+                    throw JournalError(
+                        code: .locked,
+                        message: "\(name): another broker holds this journal (PostgreSQL advisory lock "
+                            + "\(PostgresJournalSchema.leaderLockKey) is taken by another session). Two brokers never "
+                            + "write one journal: stop the other broker, or run this one as its standby (--standby).")
+                }
+                var pause = timespec(tv_sec: 0, tv_nsec: 250_000_000)
+                var left = timespec()
+                while nanosleep(&pause, &left) == -1 && errno == EINTR { pause = left }
             }
             switch sync {
             case .everyCommit: try query("SET synchronous_commit = on")
@@ -56,6 +67,28 @@ final class PostgresJournalStore {
     }
 
     deinit { close() }
+
+    /// The session settings that bound how long PostgreSQL keeps a dead broker's session (and its leader lock):
+    /// keepalive probes after 1 s of silence, 1 s apart, 2 unanswered end the session; unacknowledged data for
+    /// 3 s ends it too.
+    static let sessionLiveness = [
+        "SET tcp_keepalives_idle = 1", "SET tcp_keepalives_interval = 1", "SET tcp_keepalives_count = 2",
+        "SET tcp_user_timeout = 3000",
+    ]
+
+    /// Checks that this session still holds the leader lock (a query outside any transaction); throws
+    /// `journal-unavailable` when the connection is lost or the lock is gone.
+    func checkLeadership() throws(JournalError) {
+        let held = try query(
+            PostgresJournalSchema.holdsLeaderLock, binds { $0.append(PostgresJournalSchema.leaderLockKey) })
+        guard try held.rows.first?.cells(Int64.self, name) == 1 else {
+            lost = true
+            throw JournalError(
+                code: .unavailable,
+                message: "\(name): this session no longer holds the journal's leader lock: another broker may be "
+                    + "active.")
+        }
+    }
 
     // MARK: Connecting
 
@@ -73,7 +106,7 @@ final class PostgresJournalStore {
             let host = components.host, !host.isEmpty
         else {
             throw JournalError(
-                code: .unavailable,
+                code: .invalidOperation,
                 message:
                     "\(redacted(url)) is not a PostgreSQL URL: give postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.")
         }
@@ -198,8 +231,8 @@ final class PostgresJournalStore {
         if lost {
             throw JournalError(
                 code: .unavailable,
-                message: "\(name): the connection to PostgreSQL was lost, and with it this broker's leadership. "
-                    + "Stop this broker; start it again (it recovers from the journal).")
+                message: "\(name): the connection to PostgreSQL was lost, and with it this broker's leadership; "
+                    + "open the journal again (a broker does so by itself, and recovers from it).")
         }
         guard let connection else {
             throw JournalError(code: .invalidOperation, message: "\(name): the journal is closed.")
@@ -209,9 +242,9 @@ final class PostgresJournalStore {
 
     /// Runs one statement and waits for all its rows. A lost connection marks the journal lost.
     @discardableResult
-    private func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws(JournalError)
-        -> PostgresQueryResult
-    {
+    private func query(
+        _ sql: String, _ binds: PostgresBindings = PostgresBindings(), timeout: TimeAmount = queryTimeout
+    ) throws(JournalError) -> PostgresQueryResult {
         let connection = try open()
         do {
             // A connection PostgreSQL closed (a restart) can leave a new query waiting forever: fail at once.
@@ -219,11 +252,12 @@ final class PostgresJournalStore {
                 throw JournalError(
                     code: .unavailable,
                     message: "\(name): the connection to PostgreSQL is closed (the server restarted or went away), "
-                        + "and with it this broker's leadership. Stop this broker; start it again.")
+                        + "and with it this broker's leadership; it must open the journal again (and may find another broker active)."
+                )
             }
             return try Self.wait(
-                connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger), on: connection.eventLoop
-            )
+                connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger), on: connection.eventLoop,
+                timeout: timeout)
         } catch {
             let converted = Self.journalError(error, name, doing: "running a query")
             if converted.code == .unavailable {
@@ -234,15 +268,22 @@ final class PostgresJournalStore {
         }
     }
 
-    /// How long a query may take before the connection counts as lost (a partitioned network, a hung server).
-    static let queryTimeout: TimeAmount = .seconds(30)
+    /// How long a query may take before the connection counts as lost (a partitioned network, a hung server):
+    /// the broker's loop waits meanwhile, so it is short; reading the whole journal at recovery gets longer.
+    static let queryTimeout: TimeAmount = .seconds(5)
+    static let recoveryTimeout: TimeAmount = .seconds(120)
 
-    /// Blocks until `future` completes, or fails it after ``queryTimeout``.
-    static func wait<T: Sendable>(_ future: EventLoopFuture<T>, on eventLoop: any EventLoop) throws -> T {
+    /// Blocks until `future` completes, or fails it after `timeout` (``queryTimeout`` by default).
+    static func wait<T: Sendable>(
+        _ future: EventLoopFuture<T>, on eventLoop: any EventLoop, timeout limit: TimeAmount = queryTimeout
+    ) throws -> T {
         let promise = eventLoop.makePromise(of: T.self)
         future.cascade(to: promise)
-        let timeout = eventLoop.scheduleTask(in: queryTimeout) {
-            promise.fail(JournalError(code: .unavailable, message: "PostgreSQL did not answer within 30 seconds"))
+        let timeout = eventLoop.scheduleTask(in: limit) {
+            promise.fail(
+                JournalError(
+                    code: .unavailable,
+                    message: "PostgreSQL did not answer within \(limit.nanoseconds / 1_000_000_000) seconds"))
         }
         defer { timeout.cancel() }
         return try promise.futureResult.wait()
@@ -278,7 +319,7 @@ final class PostgresJournalStore {
             return JournalError(
                 code: .unavailable,
                 message: "\(name): the connection to PostgreSQL failed while \(what) (\(describe(error))). Nothing "
-                    + "acknowledged is lost; stop this broker and start it again once PostgreSQL is back.")
+                    + "acknowledged is lost; the broker refuses new work (`unavailable`) until PostgreSQL is back.")
         }
         if state.hasPrefix("23") || state.hasPrefix("22") {
             return JournalError(
@@ -308,7 +349,7 @@ final class PostgresJournalStore {
     private func read() throws(JournalError) -> JournalState {
         var state = JournalState()
         var index: [UInt64: Int] = [:]
-        for row in try query(PostgresJournalSchema.selectRequests).rows {
+        for row in try query(PostgresJournalSchema.selectRequests, timeout: Self.recoveryTimeout).rows {
             let c = Cells(row, name)
             let id = UInt64(bitPattern: try c.int64(0))
             index[id] = state.requests.count
@@ -320,13 +361,13 @@ final class PostgresJournalStore {
                     idempotencyKey: try c.optionalBytes(9), attempt: Int(try c.int64(10)), version: try c.version(11),
                     handleDispatched: try c.bool(12)))
         }
-        for row in try query(PostgresJournalSchema.selectListeners).rows {
+        for row in try query(PostgresJournalSchema.selectListeners, timeout: Self.recoveryTimeout).rows {
             let c = Cells(row, name)
             guard let at = index[UInt64(bitPattern: try c.int64(0))] else { continue }  // the foreign key forbids it
             state.requests[at].listeners.append(
                 JournalRequestKey(client: try c.bytes(1), requestID: try c.bytes(2), version: try c.version(3)))
         }
-        for row in try query(PostgresJournalSchema.selectResults).rows {
+        for row in try query(PostgresJournalSchema.selectResults, timeout: Self.recoveryTimeout).rows {
             let c = Cells(row, name)
             state.results.append(
                 JournalResult(
@@ -334,7 +375,7 @@ final class PostgresJournalStore {
                         client: try c.bytes(0), requestID: try c.bytes(1), version: try c.version(2)),
                     isError: try c.bool(3), phase: try c.text(4), body: try c.bytes(5), storedAt: try c.int64(6)))
         }
-        for row in try query(PostgresJournalSchema.selectKeyRecords).rows {
+        for row in try query(PostgresJournalSchema.selectKeyRecords, timeout: Self.recoveryTimeout).rows {
             let c = Cells(row, name)
             let recordState: JournalKeyRecord.State
             let stored = try c.int16(5)
@@ -379,7 +420,7 @@ final class PostgresJournalStore {
                 throw JournalError(
                     code: .unavailable,
                     message: "\(name): this session no longer holds the journal's leader lock: another broker may "
-                        + "be active. Nothing of this commit is written; stop this broker.")
+                        + "be active. Nothing of this commit is written.")
             }
             var highestAccepted: UInt64?
             for operation in operations { try apply(operation, highestAccepted: &highestAccepted) }

@@ -89,8 +89,10 @@ struct BrokerOptions: ParsableArguments {
     @Option(
         help: """
             Where to record accepted requests, handle jobs given out, endings and idempotency records before acting \
-            on them: the path of a SQLite journal made by `concierge journal init`, or `none` (memory only: a \
-            restart loses what was in flight and the results kept for STATUS). See Docs/JOURNAL.md.
+            on them: the path of a SQLite journal made by `concierge journal init`, a PostgreSQL journal's URL \
+            (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, shared by an active broker and its standbys), or \
+            `none` (memory only: a restart loses what was in flight and the results kept for STATUS). See \
+            Docs/JOURNAL.md.
             """)
     var journal: String = "none"
 
@@ -101,6 +103,13 @@ struct BrokerOptions: ParsableArguments {
             apart: an OS crash or power loss can lose that window).
             """)
     var journalFsync: String = "batch"
+
+    @Flag(
+        help: """
+            With a PostgreSQL journal: if another broker is active on it, stand by (bind nothing) and take over when \
+            it stops or its host is lost; without this flag such a broker refuses to start (journal-locked).
+            """)
+    var standby = false
 
     var configuration: BrokerConfiguration {
         var configuration = BrokerConfiguration(
@@ -128,6 +137,7 @@ struct BrokerOptions: ParsableArguments {
         )
         configuration.journalPath = journal == "none" ? nil : journal
         if let milliseconds = Int(journalFsync) { configuration.journalSync = .interval(.milliseconds(milliseconds)) }
+        configuration.standby = standby
         return configuration
     }
 
@@ -136,6 +146,10 @@ struct BrokerOptions: ParsableArguments {
             throw ValidationError("--journal-fsync takes `batch` or a number of milliseconds above 0")
         }
         guard !journal.isEmpty else { throw ValidationError("--journal takes a path or `none`") }
+        guard !standby || journal.lowercased().hasPrefix("postgres") else {
+            throw ValidationError(
+                "--standby needs a PostgreSQL journal (--journal postgres://…) shared with the active broker")
+        }
     }
 }
 

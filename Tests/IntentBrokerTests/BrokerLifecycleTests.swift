@@ -44,7 +44,7 @@ import ZeroMQ
         let context = Shared(Weak<ZMQContext>())
         let returned = try finishes(within: .seconds(10)) {
             let broker = try Broker(configuration: Self.configuration(curve: curve), logger: Self.quiet)
-            context.value.object = broker.loop.sockets.context
+            context.value.object = broker.loop.sockets!.context
         }
         try #require(returned, "dropping a CURVE broker that never ran did not return")
         // The ZAP thread held its handler, whose socket holds the context: the context ends once that thread is gone.
@@ -78,7 +78,7 @@ import ZeroMQ
         let broker = try Broker(configuration: Self.configuration(), logger: Self.quiet)
         let run = Task { try await broker.run() }
         // From now on zmq_poll on the broker's sockets fails with ETERM.
-        broker.loop.sockets.context.shutdown()
+        broker.loop.sockets!.context.shutdown()
         let outcome = try #require(try await result(of: run, within: .seconds(20)), "run() did not end")
         let error = try #require(outcome.failure as? BrokerError, "run() ended without an error: \(outcome)")
         #expect(error.code == .pollFailed)

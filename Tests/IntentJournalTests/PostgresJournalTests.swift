@@ -266,7 +266,7 @@ import Testing
         #expect(error?.message.contains("secret-password") == false)
         let createError = expectError(.unavailable) { try PostgresJournal.create(url: url) }
         #expect(createError?.message.contains("secret-password") == false)
-        expectError(.unavailable) { _ = try PostgresJournal(url: "postgres:///nohost") }
+        expectError(.invalidOperation) { _ = try PostgresJournal(url: "postgres:///nohost") }
     }
 
     @Test func journalInitCreatesAPostgresJournal() throws {
