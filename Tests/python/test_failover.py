@@ -103,6 +103,7 @@ class FailoverClient(durable.RecordingClient):
         self.switches: list[tuple[float, int, str]] = []  # (time.monotonic(), endpoint index, why)
         self.resend: list[bytes] = []                     # request ids answered `unavailable`, to send again
         self.switch_wanted = False
+        self.status_unavailable = 0                       # STATUS answers `unavailable` (see check())
         self._open()
 
     def _open(self) -> None:
@@ -123,6 +124,20 @@ class FailoverClient(durable.RecordingClient):
         self._open()
         self.switches.append((time.monotonic(), self.current, why))
         self.switch_wanted = False
+
+    def check(self, frames: list[bytes]) -> cip.Message:
+        """cip.Client's checks, except that a STATUS answer may carry `unavailable` (PROTOCOL 7.3 says a broker that
+        lost its database answers STATUS so; cip.py's table of 10.2 has it for REPLY only): recorded as a
+        violation of the table, and returned."""
+        try:
+            return super().check(frames)
+        except cip.ProtocolViolation:
+            if len(frames) == 7 and frames[1] == b"STATUS" and frames[3] == b"error" and frames[4] == b"":
+                body = json.loads(frames[5])
+                if isinstance(body, dict) and body.get("code") == "unavailable":
+                    self.status_unavailable += 1
+                    return cip.Message(frames, "STATUS", frames[2], "error", "", frames[5], body, frames[6])
+            raise
 
     def _receive_one(self, timeout: float) -> cip.Message | None:
         m = super()._receive_one(timeout)
@@ -446,6 +461,10 @@ def run_load(rig: Rig, mode: str, rng: random.Random, tag: str, clients: list[Fa
                 problems.append(f"{r.rid!r}: REPLY {m} differs from the ending {r.ending} ({r.ending_via})")
             return
         # STATUS answer
+        if m.status == "error" and m.code == "unavailable":
+            unavailable += 1
+            clients[r.client].switch_wanted = True  # asked again on the other broker (the sweep after the move)
+            return
         if m.status == "progress":
             r.status_progress += 1
             if r.ending is not None:
