@@ -765,7 +765,7 @@ def run_load(rig: Rig, mode: str, rng: random.Random, tag: str, clients: list[Fa
               f"keys, {sum(1 for r in reqs.values() if r.kind == 'dup')} sent twice at once, {multi} keys ran more "
               f"than once, {len(given_up)} given up, {len(replays)} replayed), killed after {kill_at_count} sent, "
               f"{accepted} accepted, endings {codes}, endings learnt from STATUS {via_status}, {unavailable} "
-              f"`unavailable` answers, client moves {[[(round(t - t_kill, 2), i, w) for t, i, w in c.switches] for c in clients]}, "
+              f"`unavailable` answers ({sum(c.status_unavailable for c in clients)} to STATUS), client moves {[[(round(t - t_kill, 2), i, w) for t, i, w in c.switches] for c in clients]}, "
               f"worker moves (s after the {mode}) {worker_moves}, {len(lines)} worker log lines, load {load_s:.1f} s{comeback}, {len(problems)} problems")
         print(f"  B: {recovered.strip()[:300]}")
         for p in problems[:40]:
