@@ -73,6 +73,7 @@ LOAD_S = 150.0                 # bound of the load phase (the takeover included)
 TAKEOVER_WAIT_S = 90.0         # how long the load goes on waiting for B's "broker ready" after the kill
 TAKEOVER_LIMIT_S = 30.0        # the loose assertion
 DRAIN_S = 90.0
+COMEBACK_WAIT_S = 90.0         # how long a broker on A's host may take to stand by
 SWEEP_AFTER_S = durable.SWEEP_AFTER_S
 KEY_REQUESTS = durable.KEY_REQUESTS
 WORKER_SCRIPT = Path(__file__).with_name("failover_worker.py")
@@ -671,6 +672,18 @@ def run_load(rig: Rig, mode: str, rng: random.Random, tag: str, clients: list[Fa
         if "broker ready" in watch_again.seen or not again.alive():
             problems.append(f"the broker started again on A's host did not stay standing by:\n{again.tail()}")
         comeback = ", a broker started again on A's host stands by"
+    if mode == "cut":
+        # A's host comes back: the old broker (alive all along, cut off) must find B holding the journal and stand
+        # by, not work again; B keeps answering.
+        rig.a.restore()
+        t_restore = time.monotonic()
+        watch_a.wait("standing by", COMEBACK_WAIT_S, broker_a)
+        with cip.Client(rig.frontends[1]) as c:
+            c.ping_roundtrip(10)
+        watch_a.poll("journal back")
+        if "journal back" in watch_a.seen or not broker_a.alive():
+            problems.append(f"A, back on the network, did not stay standing by:\n{broker_a.tail()}")
+        comeback = f", A back on the network stands by ({watch_a.seen['standing by'] - t_restore:.2f} s after)"
 
     for p in workers:  # by pid; their logs are complete once they are gone
         p.signal(signal.SIGKILL)
@@ -765,8 +778,10 @@ def run_load(rig: Rig, mode: str, rng: random.Random, tag: str, clients: list[Fa
               f"keys, {sum(1 for r in reqs.values() if r.kind == 'dup')} sent twice at once, {multi} keys ran more "
               f"than once, {len(given_up)} given up, {len(replays)} replayed), killed after {kill_at_count} sent, "
               f"{accepted} accepted, endings {codes}, endings learnt from STATUS {via_status}, {unavailable} "
-              f"`unavailable` answers ({sum(c.status_unavailable for c in clients)} to STATUS), client moves {[[(round(t - t_kill, 2), i, w) for t, i, w in c.switches] for c in clients]}, "
-              f"worker moves (s after the {mode}) {worker_moves}, {len(lines)} worker log lines, load {load_s:.1f} s{comeback}, {len(problems)} problems")
+              f"`unavailable` answers ({sum(c.status_unavailable for c in clients)} to STATUS), {len(lines)} worker log lines, "
+              f"load {load_s:.1f} s{comeback}, {len(problems)} problems")
+        print(f"  moves (s after the {what}, to endpoint, why): clients "
+              f"{[[(round(t - t_kill, 2), i, w) for t, i, w in c.switches] for c in clients]}, workers {worker_moves}")
         print(f"  B: {recovered.strip()[:300]}")
         for p in problems[:40]:
             print("  problem:", p)
