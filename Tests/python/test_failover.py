@@ -24,9 +24,10 @@ keyed and unkeyed, some tens in flight. At a random moment under load (after a r
   workers (PostgreSQL drops A's session, and its advisory lock, when the session's TCP keepalives fail).
 
 B must take over. Printed (asserted only loosely, <= 30 s): `takeover after kill: X.XX s to ready, Y.YY s to first
-final` (from the kill or cut to B's "broker ready" line, seen by polling its log, and to the first final REPLY a
-client received from B). Then the load finishes and the checks run. After the process-dies run a broker is started
-again in ns-a with `--standby`: it must stand by (and B keeps answering).
+final` (from the kill or cut to B's "broker ready" line, seen by polling its log every ~20 ms, and to the first
+final REPLY a client received from B). Then the load finishes and the checks run. A comes back: after the
+process-dies run a broker is started again in ns-a with `--standby`, and after the host-lost run A's link comes up
+again (the old process, alive all along, reaches PostgreSQL again); either must stand by, and B keeps answering.
 
 Until the broker has `--standby` (`concierge broker --help`), the process-dies run does a manual failover (B is
 started without --standby once A is reaped) and the host-lost run is skipped ("needs --standby").
