@@ -222,6 +222,7 @@ class Rig:
     def __init__(self, work: Path):
         self.work = work
         self.procs: list[cluster.Proc] = []
+        self.active: cluster.Proc | None = None  # the broker that took over, once known
         self.net: failover_net.Network | None = None
         self.pg: failover_net.Postgres | None = None
         self.standby = standby_supported()
@@ -266,7 +267,9 @@ class Rig:
         return "\n".join(out)
 
     def close(self) -> None:
-        for p in reversed(self.procs):
+        # The active broker last: a standby would otherwise take over from it while the run is torn down.
+        order = [p for p in reversed(self.procs) if p is not self.active] + [p for p in [self.active] if p]
+        for p in order:
             try:
                 p.stop(timeout=p.stop_timeout)
             except Exception as e:  # keep cleaning up
@@ -588,6 +591,7 @@ def run_load(rig: Rig, mode: str, rng: random.Random, tag: str, clients: list[Fa
         pump(20)
     load_s = time.monotonic() - started
     assert t_kill is not None, f"the load ended ({sent} requests, {load_s:.1f} s) before the kill"
+    rig.active = broker_b
     assert t_ready is not None, (f"B did not take over: no 'broker ready' within {TAKEOVER_WAIT_S} s of the "
                                  f"{mode} (B alive: {broker_b.alive() if broker_b else None})")
 
