@@ -44,6 +44,7 @@ import os
 import random
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -282,6 +283,23 @@ class Rig:
             assert not left, f"left behind: {left}"
 
 
+def refuses_connections(ip: str, port: int, timeout: float) -> bool:
+    """True once a TCP connection to ip:port is refused (nothing bound there: PROTOCOL 7.3, a standby binds
+    nothing), trying until `timeout`; False if it is still accepted then."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((ip, port), timeout=2):
+                pass
+        except ConnectionRefusedError:
+            return True
+        except OSError:
+            pass  # unreachable or timed out: not an answer, try again
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.1)  # polling an endpoint: bounded by `end`
+
+
 def require_root() -> None:
     if os.geteuid() != 0:
         pytest.fail("test_failover.py needs root (network namespaces, veth links, PostgreSQL as the postgres user); "
@@ -326,6 +344,8 @@ def exercise(rig: Rig, mode: str, capsys) -> None:
         broker_b, watch_b = rig.broker(rig.b, f"{tag}-B", True)
         watch_b.wait("standing by", 60, broker_b)
         assert "broker ready" not in watch_b.seen, "B did not stand by"
+        assert refuses_connections(rig.b.ip, FRONTEND_PORT, 0), "B, standing by, accepts connections"
+        assert refuses_connections(rig.b.ip, BACKEND_PORT, 0), "B, standing by, accepts connections"
 
     log_path = rig.work / "workers.log"
     workers = [rig.worker(f"{tag}-w{i}", log_path) for i in range(WORKERS)]
@@ -669,6 +689,8 @@ def run_load(rig: Rig, mode: str, rng: random.Random, tag: str, clients: list[Fa
     if mode == "kill" and rig.standby:
         again, watch_again = rig.broker(rig.a, f"{tag}-A2", True)
         watch_again.wait("standing by", 60, again)
+        if not refuses_connections(rig.a.ip, FRONTEND_PORT, 0):
+            problems.append("a broker standing by on A's host accepts connections")
         if "broker ready" in watch_again.seen:
             problems.append("a broker started again on A's host became ready while B holds the journal")
         with cip.Client(rig.frontends[1]) as c:
@@ -682,13 +704,16 @@ def run_load(rig: Rig, mode: str, rng: random.Random, tag: str, clients: list[Fa
         # by, not work again; B keeps answering.
         rig.a.restore()
         t_restore = time.monotonic()
-        watch_a.wait("standing by", COMEBACK_WAIT_S, broker_a)
+        watch_a.wait("standing by: another broker is active", COMEBACK_WAIT_S, broker_a)
+        if not refuses_connections(rig.a.ip, FRONTEND_PORT, 10):
+            problems.append("A, standing by after its comeback, still accepts connections 10 s later")
         with cip.Client(rig.frontends[1]) as c:
             c.ping_roundtrip(10)
         watch_a.poll("journal back")
         if "journal back" in watch_a.seen or not broker_a.alive():
             problems.append(f"A, back on the network, did not stay standing by:\n{broker_a.tail()}")
-        comeback = f", A back on the network stands by ({watch_a.seen['standing by'] - t_restore:.2f} s after)"
+        comeback = (f", A back on the network stands by "
+                    f"({watch_a.seen['standing by: another broker is active'] - t_restore:.2f} s after)")
 
     for p in workers:  # by pid; their logs are complete once they are gone
         p.signal(signal.SIGKILL)
