@@ -45,9 +45,12 @@ final class JournalFileLock {
 
     deinit { release() }
 
-    /// Releases the lock (idempotent): closing the descriptor releases it.
+    /// Releases the lock (idempotent). Unlocked explicitly before the descriptor closes: a process another thread is
+    /// starting at that moment holds a copy of the descriptor until it executes its program, and closing ours alone
+    /// would leave the lock held until then.
     func release() {
         guard descriptor >= 0 else { return }
+        _ = flock(descriptor, LOCK_UN)
         close(descriptor)
         descriptor = -1
     }
