@@ -283,7 +283,7 @@ final class ClientCore: @unchecked Sendable {
         while let event = try? monitor.receive() {
             if event.kind == .disconnected {
                 if !reconnecting {
-                    logger.info(
+                    logger.debug(
                         "the connection to the broker dropped",
                         metadata: ["broker": "\(rotation.current)", "requests": "\(pending.count)"]
                     )
@@ -304,7 +304,8 @@ final class ClientCore: @unchecked Sendable {
                 if reconnecting {
                     reconnecting = false
                     logger.info(
-                        "connected to the broker", metadata: ["broker": "\(rotation.current)", "requests": "\(pending.count)"])
+                        "connected to the broker",
+                        metadata: ["broker": "\(rotation.current)", "requests": "\(pending.count)"])
                     sweep()
                 }
                 for id in Array(pending.keys) { pending[id]?.mayHaveArrived = true }

@@ -90,7 +90,8 @@ extension EndToEnd {
             #expect(
                 ending.status == .final && ending.body_["handle"]?["data"]?["text"] == "slow",
                 "\(ending.body_)\nclient:\n\(log.all.joined(separator: "\n"))\nbroker B:\n\(cluster.log("broker-b"))")
-            print("the request in flight got its final reply from broker B \(ContinuousClock.now - killed) after A died")
+            print(
+                "the request in flight got its final reply from broker B \(ContinuousClock.now - killed) after A died")
             #expect(log.contains("moving to the next broker endpoint", frontend2))
 
             let sent = await cluster.waitForExit("send", seconds: 60)
