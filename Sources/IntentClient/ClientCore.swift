@@ -208,11 +208,13 @@ final class ClientCore: @unchecked Sendable {
                 move(reason: "the broker was silent for \(liveness) heartbeats")
                 lastHeard = later
             } else if rotation.handshakeOverdue(at: later) {
+                // No broker here (a standby binds nothing): the client is looking for one. The silence rule still
+                // counts from the last message heard.
+                if busy && lostSince == nil { lostSince = later }
                 move(reason: "no handshake within one heartbeat interval")
-                lastHeard = later
-            } else if moveRequested {
-                if rotation.rotates { move(reason: "the broker answered unavailable") }
-                lastHeard = later
+            } else if moveRequested && rotation.rotates {
+                if busy && lostSince == nil { lostSince = later }
+                move(reason: "the broker answered unavailable")
             }
             moveRequested = false
             if let since = lostSince, busy, later - since >= reconnectTimeout {
