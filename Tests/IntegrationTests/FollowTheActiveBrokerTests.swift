@@ -65,15 +65,18 @@ extension EndToEnd {
             try await cluster.waitUntilServing(client)
 
             // In flight at the crash: a request of this client, and one of `concierge send` (a process of its own).
+            // Resolves: a job of another phase than handle that was running when its broker died runs again (a
+            // handle job would end `outcome-unknown`, Docs/JOURNAL.md).
             let slow = client.send(
-                intent: echo("slow", delayMs: 3000), phase: .handle, deadline: .seconds(30), requestID: "slow")
+                intent: echo("slow", delayMs: 3000, in: "resolve"), phase: .resolve, deadline: .seconds(30),
+                requestID: "slow")
             try await client.waitUntilRunning("slow", on: "w1")
             try cluster.start(
                 "send",
                 [
-                    "send", "--broker", "\(frontend1),\(frontend2)", "--phase", "handle", "--deadline-ms", "100",
+                    "send", "--broker", "\(frontend1),\(frontend2)", "--phase", "resolve", "--deadline-ms", "100",
                     "--heartbeat-ms", "250", "--timeout", "120",
-                    #"{"type": "Echo", "parameters": {"text": "from the cli", "delayMs": 3000}}"#,
+                    #"{"type": "Echo", "parameters": {"text": "from the cli", "delayMs": 3000, "delayPhase": "resolve"}}"#,
                 ])
             try await waitUntil("concierge send's request runs\n\(cluster.log("send"))") {
                 cluster.log("send").contains(#""state":"running""#)
@@ -88,7 +91,7 @@ extension EndToEnd {
             let replies = try await Cluster.replies(slow)
             let ending = try #require(replies.last)
             #expect(
-                ending.status == .final && ending.body_["handle"]?["data"]?["text"] == "slow",
+                ending.status == .final && ending.body_["resolve"]?["text"]?["value"] == "slow",
                 "\(ending.body_)\nclient:\n\(log.all.joined(separator: "\n"))\nbroker B:\n\(cluster.log("broker-b"))")
             print(
                 "the request in flight got its final reply from broker B \(ContinuousClock.now - killed) after A died")
@@ -145,7 +148,8 @@ extension EndToEnd {
             defer { client.close() }
             try await cluster.waitUntilServing(client)
             let slow = client.send(
-                intent: echo("survives", delayMs: 2000), phase: .handle, deadline: .seconds(30), requestID: "slow")
+                intent: echo("survives", delayMs: 2000, in: "resolve"), phase: .resolve, deadline: .seconds(30),
+                requestID: "slow")
             try await client.waitUntilRunning("slow", on: "w1")
             cluster.signal("broker", SIGKILL)
             #expect(await cluster.waitForExit("broker") != nil)
@@ -158,7 +162,7 @@ extension EndToEnd {
             try cluster.start("broker-2", arguments)
             let ending = try #require(try await Cluster.replies(slow).last)
             #expect(
-                ending.status == .final && ending.body_["handle"]?["data"]?["text"] == "survives",
+                ending.status == .final && ending.body_["resolve"]?["text"]?["value"] == "survives",
                 "\(ending.body_)\nclient:\n\(log.all.joined(separator: "\n"))")
             print("the request in flight got its final reply \(ContinuousClock.now - killed) after the broker died")
         }
