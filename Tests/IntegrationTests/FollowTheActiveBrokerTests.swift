@@ -134,6 +134,14 @@ extension EndToEnd {
                 #"{"type": "Echo", "parameters": {"text": "cli"}}"#,
             ])
             #expect(cli.status == 0 && cli.output.contains(#""status":"final""#), "\(cli.output)\(cli.error)")
+            // `concierge load` runs against the endpoint whose broker answers.
+            let load = try runConcierge([
+                "load", "--broker", "\(frontend1),\(frontend2)", "--requests", "20", "--concurrency", "2",
+                "--warmup", "0s", "--deadline-ms", "30000", "--json", "--quiet",
+            ])
+            #expect(load.status == 0, "\(load.error)")
+            let summary = try JSONValue.parse(load.output)
+            #expect(summary["outcomes"]?["final.handle.success"]?.intValue == 20, "\(load.output)")
         }
 
         @Test func aRequestInFlightSurvivesARestartOfItsOnlyBrokerAfterTheClientsLivenessRanOut() async throws {
