@@ -33,9 +33,11 @@ public struct WorkerConfiguration: Sendable {
     public var name: String
     /// Jobs it runs at once; the broker never gives it more.
     public var capacity: Int
-    /// How often it heartbeats the broker (and expects to hear from it).
+    /// How often it heartbeats the broker (and expects to hear from it); also how long a connection gets to complete
+    /// its handshake before a worker with several endpoints moves to the next.
     public var heartbeatInterval: Duration
-    /// The broker is considered gone after this many silent intervals; the worker then reconnects.
+    /// The broker is considered gone after this many silent intervals; the worker then reconnects (to the next of
+    /// ``brokerEndpoints`` if it has several) after the reconnection backoff.
     public var heartbeatLiveness: Int
     /// First reconnection delay; doubles on every failed attempt up to ``reconnectMaxDelay``.
     public var reconnectInitialDelay: Duration

@@ -88,6 +88,10 @@ extension EndToEnd {
             try cluster.start(
                 "broker-b", brokerArguments(frontend: frontend2, backend: backend2, journal: journal))
 
+            try await waitUntil("the client connects to broker B\n\(log.all.joined(separator: "\n"))") {
+                log.contains("connected to the broker", frontend2)
+            }
+            print("the client was connected to broker B \(ContinuousClock.now - killed) after A died")
             let replies = try await Cluster.replies(slow)
             let ending = try #require(replies.last)
             #expect(
