@@ -80,6 +80,36 @@ import Testing
         #expect(try await next.value.status == .final)
     }
 
+    @Test func statusAndCancelSentToALostBrokerAreSentAgainToTheNextOne() async throws {
+        let first = try ScriptedBroker()
+        let second = try ScriptedBroker()
+        defer { second.stop() }
+        let client = try ConciergeClient(
+            configuration: .init(
+                brokerEndpoints: [first.endpoint, second.endpoint], heartbeatInterval: .milliseconds(100)))
+        defer { client.close() }
+        let request = Task { try await client.request(intent: Self.intent, phase: .handle, requestID: "r1") }
+        try await first.waitFor(CIP.Client.request)
+        let status = Task { try await client.status(of: "r1") }
+        try await first.waitFor(CIP.Client.status)
+        let cancel = Task { try await client.cancel(requestID: "r1") }
+        try await first.waitFor(CIP.Client.cancel)
+        first.stop()  // the active broker dies without answering
+        // On the next broker: the caller's STATUS again, the sweep's STATUS, and the CANCEL again; no REQUEST (it
+        // reached the first broker, which shares its journal with this one).
+        try await second.waitFor(CIP.Client.status, count: 2)
+        try await second.waitFor(CIP.Client.cancel)
+        #expect(second.messages(CIP.Client.request).isEmpty)
+        let id = Array("r1".utf8)
+        second.status(id, status: CIP.Status.progress, body: #"{"state":"running"}"#)  // the caller's
+        second.status(id, status: CIP.Status.progress, body: #"{"state":"running"}"#)  // the sweep's
+        #expect(try await status.value.status == .progress)
+        second.replyError(id, code: .cancelled)
+        let ending = try await request.value
+        #expect(ending.status == .error && ending.errorCode == "cancelled")
+        #expect(try await cancel.value.errorCode == "cancelled")
+    }
+
     @Test func requestsInFlightFailOnlyAfterTheReconnectTimeout() async throws {
         let client = try ConciergeClient(
             configuration: .init(
