@@ -1,3 +1,4 @@
+import ConciergeCommandLine
 import ConciergeJSON
 import ConciergeTestKit
 import Foundation
@@ -177,6 +178,17 @@ extension EndToEnd {
                 ending.status == .final && ending.body_["resolve"]?["text"]?["value"] == "survives",
                 "\(ending.body_)\nclient:\n\(log.all.joined(separator: "\n"))")
             print("the request in flight got its final reply \(ContinuousClock.now - killed) after the broker died")
+        }
+
+        @Test func brokerListsAreParsed() throws {
+            #expect(try BrokerEndpointList.parse("tcp://a:1") == ["tcp://a:1"])
+            #expect(try BrokerEndpointList.parse("tcp://a:1,tcp://b:2") == ["tcp://a:1", "tcp://b:2"])
+            #expect(try BrokerEndpointList.parse(" tcp://a:1 , tcp://b:2") == ["tcp://a:1", "tcp://b:2"])
+            for bad in [
+                "", ",", "tcp://a:1,", ",tcp://a:1", "tcp://a:1,,tcp://b:2", "tcp://a:1, ", "tcp://a:1,tcp://a:1",
+            ] {
+                #expect(throws: (any Error).self, "\(bad)") { try BrokerEndpointList.parse(bad) }
+            }
         }
 
         @Test func brokerListsAreValidated() throws {
