@@ -113,17 +113,19 @@ extension EndToEnd {
             #expect(cluster.log("w1").contains("moving to the next broker endpoint"), "\(cluster.log("w1"))")
         }
 
-        @Test func aClientAndAWorkerWhoseFirstEndpointIsNeverBoundWorkThroughTheSecond() async throws {
+        @Test func aClientAndAPoolWhoseFirstEndpointIsNeverBoundWorkThroughTheSecond() async throws {
             let cluster = try Cluster()
             let (frontend1, backend1) = (try Self.freeEndpoint(), try Self.freeEndpoint())
             let (frontend2, backend2) = (try Self.freeEndpoint(), try Self.freeEndpoint())
             try cluster.start(
                 "broker",
                 ["broker", "--frontend", frontend2, "--backend", backend2, "--heartbeat-ms", "250"])
+            // A pool passes the list on to its workers.
             try cluster.start(
-                "w1",
+                "pool",
                 [
-                    "worker", "--broker", "\(backend1),\(backend2)", "--name", "w1", "--heartbeat-ms", "250",
+                    "pool", "--broker", "\(backend1),\(backend2)", "--workers", "1", "--control", cluster.control,
+                    "--heartbeat-ms", "250",
                 ])
             let log = LogRecorder()
             let client = try client([frontend1, frontend2], log: log)
