@@ -72,6 +72,8 @@ final class WorkerLoop: @unchecked Sendable {
     private var reconnectDelay: Duration
     /// The endpoint in use, and when to move to the next.
     private var rotation: EndpointRotation
+    /// The broker sent something other than DISCONNECT since this connection's READY (it took the registration).
+    private var registered = false
 
     init(configuration: WorkerConfiguration, provider: HandlerProvider, logger: Logger) {
         self.configuration = configuration
@@ -126,6 +128,7 @@ final class WorkerLoop: @unchecked Sendable {
                 context: context, watching: socket,
                 events: ZMQMonitorEvent.Kind.handshakeFailures.union([.handshakeSucceeded, .disconnected]))
             rotation.awaitHandshake(from: MonotonicTime.now())
+            registered = false
             try socket.connect(rotation.current)
             var frames: [[UInt8]] = [
                 Self.signature.bytes, CIP.Worker.ready.bytes, Array(String(configuration.capacity).utf8),
@@ -388,7 +391,6 @@ final class WorkerLoop: @unchecked Sendable {
     private func handle(_ message: inout ZMQMultipart) -> Bool {
         let now = MonotonicTime.now()
         brokerExpiry = now + heartbeatNanos * UInt64(max(1, configuration.heartbeatLiveness))
-        reconnectDelay = configuration.reconnectInitialDelay
         let command: BrokerCommand
         do throws(BrokerMessageError) {
             command = try message.withFrames { frames, dropped throws(BrokerMessageError) in
@@ -410,6 +412,15 @@ final class WorkerLoop: @unchecked Sendable {
             )
             return true
         }
+        if case .disconnect = command, !registered, !draining {
+            // DISCONNECT as the answer to READY: this broker does not take workers (it lost its journal's database
+            // and stopped accepting, or it is going away). Try again with the backoff, on the next endpoint if there
+            // are several, instead of registering again at once, over and over.
+            reconnect(reason: "the broker answered READY with DISCONNECT", move: true)
+            return false
+        }
+        registered = true
+        reconnectDelay = configuration.reconnectInitialDelay
         switch command {
         case .job(let job):
             startJob(job, message: &message)
