@@ -55,6 +55,7 @@ import ZeroMQ
         // The first broker bound but refusing (it lost its journal's database): READY gets DISCONNECT.
         let refusing = try ZMQSocket(context: context, type: .router)
         defer { refusing.close() }
+        try refusing.setOption(.routerHandover, 1)  // as the broker's: a worker's new connection takes its name over
         try refusing.bind("\(base)-refusing")
         let active = try ZMQSocket(context: context, type: .router)
         defer { active.close() }
