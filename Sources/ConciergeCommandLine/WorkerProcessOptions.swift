@@ -12,7 +12,11 @@ import UnixSignals
 /// Everything a worker process takes: `concierge worker` and the slim `concierge-worker` share these options, and
 /// run the worker the same way.
 public struct WorkerProcessOptions: ParsableArguments, Sendable {
-    @Option(help: "The broker's backend endpoint.")
+    @Option(
+        help: """
+            The broker's backend endpoint, or several separated by commas (the active broker and its standbys: the \
+            worker follows the active one).
+            """)
     public var broker: String = WorkerConfiguration(name: "").brokerEndpoint
 
     @Option(help: "Worker name (its routing id). Default: $CONCIERGE_WORKER_NAME, else worker-<pid>.")
@@ -25,13 +29,17 @@ public struct WorkerProcessOptions: ParsableArguments, Sendable {
 
     public init() {}
 
+    public func validate() throws {
+        _ = try BrokerEndpointList.parse(broker)
+    }
+
     /// Bootstraps logging, then runs one worker serving `provider` (with a `ParentWatch` when a pool started this
     /// process) until SIGTERM or SIGINT.
     public func run(provider: HandlerProvider) async throws {
         _ = logging.bootstrap()
         let logger = Logger(label: "concierge.worker")
         let configuration = WorkerConfiguration(
-            brokerEndpoint: broker,
+            brokerEndpoints: try BrokerEndpointList.parse(broker),
             name: name ?? environment("CONCIERGE_WORKER_NAME"),
             capacity: worker.capacity,
             heartbeatInterval: .milliseconds(heartbeat.heartbeatMs),

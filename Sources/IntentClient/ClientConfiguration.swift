@@ -2,32 +2,67 @@ public import ZeroMQ
 
 /// Everything a ``ConciergeClient`` can be told.
 public struct ClientConfiguration: Sendable {
-    /// The broker's frontend endpoint.
-    public var brokerEndpoint: String
+    /// The brokers' frontend endpoints (at least one). With several — brokers sharing one PostgreSQL journal, one
+    /// of them active — the client is connected to one at a time and follows the active one: it moves to the next
+    /// endpoint (round-robin, forever) when its connection does not complete a handshake within one heartbeat
+    /// interval (a standby binds nothing), when the broker is silent for ``heartbeatLiveness`` intervals, or when a
+    /// reply is the error `unavailable`. Requests in flight are kept across moves (see ``reconnectTimeout``).
+    public var brokerEndpoints: [String]
+    /// The first of ``brokerEndpoints``; setting it replaces the list with this one endpoint.
+    public var brokerEndpoint: String {
+        get { brokerEndpoints.first ?? "" }
+        set { brokerEndpoints = [newValue] }
+    }
     /// The connection's routing id. A stable one lets a reconnected client ask STATUS about requests it sent
-    /// before (the broker keys requests by routing id and request id). Defaults to a random one per client.
+    /// before (the broker keys requests by routing id and request id), on the same broker or on the one that took
+    /// over. Defaults to a random one per client.
     public var routingID: String
-    /// How often the client pings a quiet broker.
+    /// How often the client pings a quiet broker; also how long a connection gets to complete its handshake before
+    /// the client moves to the next endpoint.
     public var heartbeatInterval: Duration
-    /// The broker is considered lost after this many silent intervals; requests in flight then fail with
-    /// ``ClientError/Code/connectionLost`` (their results stay available to ``ConciergeClient/status(of:)``
-    /// once the broker is back).
+    /// The broker is considered lost after this many silent intervals: the client then reconnects (to the next
+    /// endpoint if it has several, else to the same one) and keeps the requests in flight (see
+    /// ``reconnectTimeout``).
     public var heartbeatLiveness: Int
+    /// How long requests in flight wait for a broker to answer again after the connection dropped or the broker
+    /// went silent (counted from the first of these). When a broker answers within it (the same one restarted, or
+    /// another that took over), the client asks it about every request in flight (STATUS): a request it recovered
+    /// from its journal gets its final reply as usual. When none answers in time, the requests in flight fail with
+    /// ``ClientError/Code/connectionLost`` (their results stay available to ``ConciergeClient/status(of:)`` once a
+    /// broker is back). Default: 10 s.
+    public var reconnectTimeout: Duration
     /// CURVE: the broker's public key and this client's key pair (its public key must be on the broker's client
-    /// allowlist); nil: no encryption (only for brokers on loopback or `ipc://`).
+    /// allowlist); nil: no encryption (only for brokers on loopback or `ipc://`). Every endpoint uses the same keys.
     public var curve: CurveClientKeys?
 
+    /// A configuration for one broker endpoint.
     public init(
         brokerEndpoint: String = "tcp://127.0.0.1:5555",
         routingID: String? = nil,
         heartbeatInterval: Duration = .seconds(1),
         heartbeatLiveness: Int = 3,
+        reconnectTimeout: Duration = .seconds(10),
         curve: CurveClientKeys? = nil
     ) {
-        self.brokerEndpoint = brokerEndpoint
+        self.init(
+            brokerEndpoints: [brokerEndpoint], routingID: routingID, heartbeatInterval: heartbeatInterval,
+            heartbeatLiveness: heartbeatLiveness, reconnectTimeout: reconnectTimeout, curve: curve)
+    }
+
+    /// A configuration for several broker endpoints (the active broker and its standbys, in any order).
+    public init(
+        brokerEndpoints: [String],
+        routingID: String? = nil,
+        heartbeatInterval: Duration = .seconds(1),
+        heartbeatLiveness: Int = 3,
+        reconnectTimeout: Duration = .seconds(10),
+        curve: CurveClientKeys? = nil
+    ) {
+        self.brokerEndpoints = brokerEndpoints
         self.routingID = routingID ?? "client-\(UInt64.random(in: 0...UInt64.max))"
         self.heartbeatInterval = heartbeatInterval
         self.heartbeatLiveness = heartbeatLiveness
+        self.reconnectTimeout = reconnectTimeout
         self.curve = curve
     }
 }

@@ -5,14 +5,20 @@ import Synchronization
 import ZeroMQ
 
 /// The client's socket loop (one thread owns the socket).
+///
+/// With several broker endpoints the client is connected to one at a time and follows the active broker
+/// (``EndpointRotation``): on a move it makes a new socket (same routing id, same CURVE keys) to the next endpoint,
+/// sends again the requests that never left the old one, and sweeps (``sweep()``) once the new connection's
+/// handshake succeeds. Requests in flight wait for a broker up to ``ClientConfiguration/reconnectTimeout``.
 final class ClientCore: @unchecked Sendable {
     let configuration: ClientConfiguration
     let logger: Logger
     private let context = ZMQContext()
-    private let socket: ZMQSocket
+    /// The socket to the endpoint in use (replaced on every move).
+    private var socket: ZMQSocket
     /// Reports failed security handshakes (a refused CURVE key, a CURVE/plain mismatch), which libzmq does not
-    /// retry, and the connection dropping and coming back (which may be a restarted broker).
-    private let monitor: ZMQSocketMonitor
+    /// retry, and the connection dropping and coming back (which may be a restarted broker). One per socket.
+    private var monitor: ZMQSocketMonitor
     private let wake = EventFD()
     private let inbox = Mutex<(commands: [ConciergeClient.Command], closed: Bool)>(([], false))
 
@@ -29,6 +35,14 @@ final class ClientCore: @unchecked Sendable {
         var cancelSent = false
         /// The connection the CANCEL went out on (sent again after a reconnect).
         var cancelConnection: UInt64 = 0
+        /// The REQUEST's frames, sent again on the next socket if they never left the current one.
+        let frames: [[UInt8]]
+        /// The connection the REQUEST was last sent on.
+        var sentOn: UInt64
+        /// Whether the REQUEST may have reached a broker: it was sent while the socket had a connection, or the
+        /// socket completed a handshake since (libzmq then sends what it queued). If not, it is still queued on the
+        /// current socket, and a move sends it again on the next one instead of asking about it.
+        var mayHaveArrived: Bool
     }
 
     /// Who gets the next STATUS answer for a request id (the broker answers the STATUS queries about one id in
@@ -49,8 +63,17 @@ final class ClientCore: @unchecked Sendable {
     private var statusWaiters: [String: [StatusWaiter]] = [:]
     /// Counts the connections to the broker: one more after every disconnect.
     private var connection: UInt64 = 0
-    /// The connection dropped and has not come back yet.
+    /// The connection dropped (or the client moved to a new socket) and no handshake has succeeded since.
     private var reconnecting = false
+    /// The endpoint in use, and when to move to the next.
+    private var rotation: EndpointRotation
+    /// The current socket has a connection that completed its handshake (and has not dropped since).
+    private var established = false
+    /// Since when the client has been looking for a broker (the connection dropped or the broker went silent, and
+    /// no broker has answered since): requests in flight fail with `connectionLost` after `reconnectTimeout`.
+    private var lostSince: UInt64?
+    /// A reply said `unavailable`: move to the next endpoint after this turn of the loop.
+    private var moveRequested = false
     private var pingWaiters: [CheckedContinuation<Void, any Error>] = []
     /// Set once a security handshake failed for good (refused key, mechanism mismatch): libzmq does not retry, so
     /// requests fail at once with it.
@@ -61,19 +84,40 @@ final class ClientCore: @unchecked Sendable {
     init(configuration: ClientConfiguration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
+        guard !configuration.brokerEndpoints.isEmpty else {
+            throw ClientError(code: .transport, message: "no broker endpoint")
+        }
+        rotation = EndpointRotation(
+            endpoints: configuration.brokerEndpoints, handshakeWindow: configuration.heartbeatInterval.nanoseconds)
+        (socket, monitor) = try Self.makeSocket(
+            context: context, configuration: configuration, endpoint: rotation.current)
+        rotation.awaitHandshake(from: MonotonicTime.now())
+    }
+
+    /// A DEALER with the client's routing id and CURVE keys, and its monitor, connected to `endpoint`.
+    private static func makeSocket(
+        context: ZMQContext, configuration: ClientConfiguration, endpoint: String
+    ) throws(ClientError) -> (ZMQSocket, ZMQSocketMonitor) {
         do {
-            socket = try ZMQSocket(context: context, type: .dealer)
+            let socket = try ZMQSocket(context: context, type: .dealer)
             try socket.setOption(.routingID, string: configuration.routingID)
             try socket.setOption(.sendHighWaterMark, 0)
             try socket.setOption(.receiveHighWaterMark, 0)
             if let curve = configuration.curve { try socket.makeCurveClient(curve) }
-            monitor = try ZMQSocketMonitor(
+            let monitor = try ZMQSocketMonitor(
                 context: context, watching: socket,
                 events: ZMQMonitorEvent.Kind.handshakeFailures.union([.handshakeSucceeded, .disconnected])
             )
-            try socket.connect(configuration.brokerEndpoint)
+            do {
+                try socket.connect(endpoint)
+            } catch {
+                monitor.close()
+                socket.close()
+                throw error
+            }
+            return (socket, monitor)
         } catch {
-            throw ClientError(code: .transport, message: "\(configuration.brokerEndpoint): \(error)")
+            throw ClientError(code: .transport, message: "\(endpoint): \(error)")
         }
     }
 
@@ -109,20 +153,30 @@ final class ClientCore: @unchecked Sendable {
     }
 
     func run() {
-        var poller = ZMQPoller()
-        poller.add(socket)
-        let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
-        let monitorIndex = poller.add(monitor.socket)
         var buffer = ZMQMultipart(capacity: 16)
         let interval = configuration.heartbeatInterval.nanoseconds
         let liveness = UInt64(max(1, configuration.heartbeatLiveness))
+        let reconnectTimeout = configuration.reconnectTimeout.nanoseconds
         var lastHeard = MonotonicTime.now()
         var lastPing: UInt64 = 0
         var closed = false
+        var polled: ObjectIdentifier?
+        var poller = ZMQPoller()
+        var wakeIndex = 0
+        var monitorIndex = 0
         while !closed {
+            if polled != ObjectIdentifier(socket) {  // a new socket after a move
+                poller = ZMQPoller()
+                poller.add(socket)
+                wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
+                monitorIndex = poller.add(monitor.socket)
+                polled = ObjectIdentifier(socket)
+            }
             let now = MonotonicTime.now()
-            let nextPing = max(lastHeard, lastPing) + interval
-            let timeout = nextPing > now ? Int((nextPing - now) / 1_000_000) + 1 : 0
+            var wakeAt = max(lastHeard, lastPing) + interval
+            if let deadline = rotation.moveDeadline { wakeAt = min(wakeAt, deadline) }
+            if let lostSince { wakeAt = min(wakeAt, lostSince + reconnectTimeout) }
+            let timeout = wakeAt > now ? Int((wakeAt - now) / 1_000_000) + 1 : 0
             _ = try? poller.poll(timeoutMilliseconds: timeout)
             if poller.isReadable(wakeIndex) { wake.drain() }
             if poller.isReadable(monitorIndex) { checkMonitor() }
@@ -131,21 +185,46 @@ final class ClientCore: @unchecked Sendable {
                 return (inbox.commands, inbox.closed)
             }
             closed = isClosed
-            if !commands.isEmpty && pending.isEmpty && statusWaiters.isEmpty && pingWaiters.isEmpty {
+            if !commands.isEmpty && !isBusy {
                 // Idle until now: the broker's silence so far says nothing; start timing from here.
                 lastHeard = MonotonicTime.now()
+                if lostSince != nil { lostSince = lastHeard }
             }
             for command in commands { execute(command) }
             while (try? socket.receive(into: &buffer)) == true {
                 lastHeard = MonotonicTime.now()
-                deliver(&buffer)
+                if deliver(&buffer) { lostSince = nil }
             }
             let later = MonotonicTime.now()
-            let busy = !pending.isEmpty || !statusWaiters.isEmpty || !pingWaiters.isEmpty
+            let busy = isBusy
             if busy && later - lastHeard > interval * liveness {
-                let trouble = handshakeTrouble.map { "; the last handshake failed: \($0)" } ?? ""
-                failAll(ClientError(code: .connectionLost, message: "the broker stopped answering\(trouble)"))
+                if lostSince == nil { lostSince = later }
+                logger.info(
+                    "the broker went silent",
+                    metadata: [
+                        "broker": "\(rotation.current)", "heartbeats": "\(liveness)",
+                        "requests": "\(pending.count)",
+                    ])
+                move(reason: "the broker was silent for \(liveness) heartbeats")
                 lastHeard = later
+            } else if rotation.handshakeOverdue(at: later) {
+                // No broker here (a standby binds nothing): the client is looking for one. The silence rule still
+                // counts from the last message heard.
+                if busy && lostSince == nil { lostSince = later }
+                move(reason: "no handshake within one heartbeat interval")
+            } else if moveRequested && rotation.rotates {
+                if busy && lostSince == nil { lostSince = later }
+                move(reason: "the broker answered unavailable")
+            }
+            moveRequested = false
+            if let since = lostSince, busy, later - since >= reconnectTimeout {
+                let trouble = handshakeTrouble.map { "; the last handshake failed: \($0)" } ?? ""
+                failAll(
+                    ClientError(
+                        code: .connectionLost,
+                        message: "no broker answered within \(configuration.reconnectTimeout) "
+                            + "(\(rotation.endpoints.joined(separator: ",")))\(trouble)"))
+                lostSince = nil
             }
             if later - max(lastHeard, lastPing) >= interval && busy {
                 _ = try? socket.send(multipart: [CIP.clientSignature.bytes, CIP.Client.ping.bytes])
@@ -163,6 +242,41 @@ final class ClientCore: @unchecked Sendable {
         context.terminate()
     }
 
+    /// Whether anything waits for the broker.
+    private var isBusy: Bool { !pending.isEmpty || !statusWaiters.isEmpty || !pingWaiters.isEmpty }
+
+    /// Moves to the next endpoint (the same one when there is only one): a new socket with the same routing id and
+    /// keys. REQUESTs that never left the old socket are sent again on the new one; the others, and the STATUS and
+    /// CANCEL queries of the old connection, are asked about (or sent again) by the sweep once the new connection
+    /// completes its handshake.
+    private func move(reason: String) {
+        let from = rotation.current
+        let endpoint = rotation.advance()
+        let made: (ZMQSocket, ZMQSocketMonitor)
+        do {
+            made = try Self.makeSocket(context: context, configuration: configuration, endpoint: endpoint)
+        } catch {
+            logger.error("cannot connect to the broker", metadata: ["broker": "\(endpoint)", "error": "\(error)"])
+            rotation.awaitHandshake(from: MonotonicTime.now())  // try the next one after the window
+            return
+        }
+        socket.close()
+        monitor.close()
+        (socket, monitor) = made
+        rotation.awaitHandshake(from: MonotonicTime.now())
+        connection += 1
+        reconnecting = true
+        established = false
+        logger.info(
+            rotation.rotates ? "moving to the next broker endpoint" : "reconnecting to the broker on a new connection",
+            metadata: [
+                "broker": "\(endpoint)", "from": "\(from)", "reason": "\(reason)", "requests": "\(pending.count)",
+            ])
+        for (id, request) in pending where !request.mayHaveArrived {
+            if (try? socket.send(multipart: request.frames)) == true { pending[id]?.sentOn = connection }
+        }
+    }
+
     /// Reads the monitor's events. A refusal or a mechanism mismatch fails everything waiting, and later
     /// requests (libzmq gives that connection up); a connection that broke off during the handshake is retried by
     /// libzmq, and only remembered to explain a later `connectionLost`. A handshake that succeeds after a
@@ -172,10 +286,14 @@ final class ClientCore: @unchecked Sendable {
             if event.kind == .disconnected {
                 if !reconnecting {
                     logger.debug(
-                        "the connection to the broker dropped; libzmq reconnects",
-                        metadata: ["broker": "\(configuration.brokerEndpoint)"]
+                        "the connection to the broker dropped",
+                        metadata: ["broker": "\(rotation.current)", "requests": "\(pending.count)"]
                     )
                 }
+                let now = MonotonicTime.now()
+                rotation.awaitHandshake(from: now)
+                if lostSince == nil { lostSince = now }
+                established = false
                 reconnecting = true
                 connection += 1
                 continue
@@ -183,10 +301,16 @@ final class ClientCore: @unchecked Sendable {
             if event.kind == .handshakeSucceeded {
                 handshakeFailure = nil
                 handshakeTrouble = nil
+                rotation.handshakeSucceeded()
+                established = true
                 if reconnecting {
                     reconnecting = false
+                    logger.info(
+                        "connected to the broker",
+                        metadata: ["broker": "\(rotation.current)", "requests": "\(pending.count)"])
                     sweep()
                 }
+                for id in Array(pending.keys) { pending[id]?.mayHaveArrived = true }
                 continue
             }
             let explanation =
@@ -194,18 +318,18 @@ final class ClientCore: @unchecked Sendable {
             if event.kind == .handshakeFailedNoDetail {
                 logger.warning(
                     "the connection to the broker broke off during the handshake; retrying",
-                    metadata: ["broker": "\(configuration.brokerEndpoint)", "reason": "\(explanation)"]
+                    metadata: ["broker": "\(rotation.current)", "reason": "\(explanation)"]
                 )
                 handshakeTrouble = explanation
                 continue
             }
             logger.error(
                 "security handshake with the broker failed",
-                metadata: ["broker": "\(configuration.brokerEndpoint)", "reason": "\(explanation)"]
+                metadata: ["broker": "\(rotation.current)", "reason": "\(explanation)"]
             )
             let error = ClientError(
                 code: .handshakeFailed,
-                message: "\(configuration.brokerEndpoint): \(explanation)"
+                message: "\(rotation.current): \(explanation)"
             )
             handshakeFailure = error
             failAll(error)
@@ -218,7 +342,7 @@ final class ClientCore: @unchecked Sendable {
         return handshakeFailure
             ?? ClientError(
                 code: .handshakeFailed,
-                message: "\(configuration.brokerEndpoint): libzmq closed the connection for good (failed handshake)"
+                message: "\(rotation.current): libzmq closed the connection for good (failed handshake)"
             )
     }
 
@@ -242,7 +366,9 @@ final class ClientCore: @unchecked Sendable {
                     continuation.finish(throwing: connectionGivenUp())
                     return
                 }
-                pending[id] = Pending(serial: serial, continuation: continuation)
+                pending[id] = Pending(
+                    serial: serial, continuation: continuation, frames: frames, sentOn: connection,
+                    mayHaveArrived: established)
             } catch {
                 continuation.finish(throwing: ClientError(code: .transport, message: "\(error)"))
             }
@@ -336,21 +462,23 @@ final class ClientCore: @unchecked Sendable {
         )
     }
 
-    private func deliver(_ message: inout ZMQMultipart) {
+    /// Handles one message from the broker. Returns false for an `unavailable` answer (the broker cannot record
+    /// work: the client is still looking for one that can), true otherwise.
+    private func deliver(_ message: inout ZMQMultipart) -> Bool {
         let version = message.count >= 2 ? message.withBytes(0) { ClientMessageDecoder.version(ofSignature: $0) } : nil
         guard let version else {
             logger.warning("ignored a malformed message from the broker")
-            return
+            return true
         }
         if message.equals(1, CIP.Broker.pong) {
             for waiter in pingWaiters { waiter.resume() }
             pingWaiters.removeAll()
-            return
+            return true
         }
         // Version 01: 6 frames; version 02 adds F6, the flags.
         guard message.count == (version == 2 ? 7 : 6) else {
             logger.warning("ignored a reply with \(message.count) frames")
-            return
+            return true
         }
         let id = message.string(2)
         let status: Reply.Status
@@ -364,7 +492,20 @@ final class ClientCore: @unchecked Sendable {
         let reply = Reply(
             requestID: id, status: status, phase: message.string(4), body: message.bytes(5),
             isReplay: version == 2 && message.equals(6, CIP.Flags.replay))
-        if message.equals(1, CIP.Broker.status) {
+        let unavailable = reply.errorCode == WireErrorCode.unavailable.rawValue
+        if unavailable {
+            // Nothing was accepted: the caller gets the error (a retry is always safe), and the client moves on.
+            logger.info(
+                "the broker is unavailable (it cannot record work)",
+                metadata: ["broker": "\(rotation.current)", "request": "\(id)"])
+            moveRequested = true
+        }
+        deliver(reply, id: id, isStatus: message.equals(1, CIP.Broker.status))
+        return !unavailable
+    }
+
+    private func deliver(_ reply: Reply, id: String, isStatus: Bool) {
+        if isStatus {
             guard var waiters = statusWaiters[id], !waiters.isEmpty else { return }
             // The broker answers a CANCEL as STATUS only about a request it does not have in flight, so never with
             // `progress`: a `progress` answer is for the first STATUS query or sweep waiting.
@@ -393,7 +534,7 @@ final class ClientCore: @unchecked Sendable {
             // The answer to our CANCEL from a broker without cancellation (a REQUEST is never unknown-command):
             // the request goes on.
             logger.warning(
-                "the broker does not support CANCEL", metadata: ["broker": "\(configuration.brokerEndpoint)"])
+                "the broker does not support CANCEL", metadata: ["broker": "\(rotation.current)"])
             for waiter in request.cancelWaiters { waiter.resume(throwing: Self.cancelUnsupported(id)) }
             request.cancelWaiters.removeAll()
             pending[id] = request
@@ -431,12 +572,17 @@ final class ClientCore: @unchecked Sendable {
             }
             statusWaiters[id] = kept.isEmpty ? nil : kept
         }
+        // A PING of the lost connection may be lost with it.
+        if !pingWaiters.isEmpty { _ = try? socket.send(multipart: [CIP.clientSignature.bytes, CIP.Client.ping.bytes]) }
         guard !pending.isEmpty else { return }
         logger.debug(
             "reconnected to the broker; asking it about the requests in flight",
-            metadata: ["broker": "\(configuration.brokerEndpoint)", "requests": "\(pending.count)"]
+            metadata: ["broker": "\(rotation.current)", "requests": "\(pending.count)"]
         )
-        for (id, request) in pending where (try? socket.send(multipart: status + [Array(id.utf8)])) == true {
+        // A REQUEST sent on this connection (queued while it was down, or sent again after a move) reaches this
+        // broker in order: nothing to ask about it.
+        for (id, request) in pending
+        where request.sentOn < connection && (try? socket.send(multipart: status + [Array(id.utf8)])) == true {
             statusWaiters[id, default: []].append(.sweep(serial: request.serial))
         }
         // A CANCEL sent on the lost connection may be lost with it: send it again (after the STATUS, so that a new
@@ -451,10 +597,12 @@ final class ClientCore: @unchecked Sendable {
     /// `unknown-request` ends it with ``ClientError/Code/brokerRestarted``.
     private func settle(_ id: String, serial: UInt64, with reply: Reply) {
         guard let request = pending[id], request.serial == serial, reply.isFinal else { return }
+        // An unavailable broker cannot tell: the request waits for the next one's sweep.
+        if reply.errorCode == WireErrorCode.unavailable.rawValue { return }
         if reply.errorCode == WireErrorCode.unknownRequest.rawValue {
             logger.warning(
                 "the broker no longer knows a request in flight (restarted?)",
-                metadata: ["broker": "\(configuration.brokerEndpoint)", "request": "\(id)"]
+                metadata: ["broker": "\(rotation.current)", "request": "\(id)"]
             )
             finish(
                 id,

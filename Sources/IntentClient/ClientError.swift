@@ -2,7 +2,9 @@
 public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         public let rawValue: String
-        /// The broker stopped answering; the request may still finish (ask ``ConciergeClient/status(of:)``).
+        /// No broker answered within ``ClientConfiguration/reconnectTimeout`` after the connection dropped or the
+        /// broker went silent; the request may still finish (ask ``ConciergeClient/status(of:)`` once a broker is
+        /// back).
         public static let connectionLost = Code(rawValue: "connection-lost")
         /// The connection to the broker dropped and came back, and the broker no longer knows the request (its
         /// STATUS answer was `unknown-request`): most likely the broker restarted and lost it. Whether the request

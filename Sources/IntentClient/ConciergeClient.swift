@@ -12,11 +12,17 @@ import ZeroMQ
 /// let intent: JSONValue = ["type": "Echo", "parameters": ["text": "hi"]]
 /// for try await reply in client.send(intent: intent, phase: .lifecycle) { print(reply.status, reply.phase) }
 /// ```
-/// The socket lives on one thread of its own; the API is safe to use from any task. libzmq reconnects by
-/// itself when the broker restarts; requests in flight when the broker goes silent fail with
-/// ``ClientError/Code/connectionLost``. When the connection drops and comes back, the client asks the broker
-/// (STATUS) about every request in flight: those it no longer knows (a restarted broker) fail with
-/// ``ClientError/Code/brokerRestarted``, those it ended while the connection was down get their stored answer.
+/// The socket lives on one thread of its own; the API is safe to use from any task. Given several broker endpoints
+/// (``ClientConfiguration/brokerEndpoints``: brokers sharing a PostgreSQL journal, one active), the client is
+/// connected to one at a time and follows the active broker: it moves to the next endpoint when its connection
+/// does not complete a handshake within a heartbeat interval, when the broker is silent for
+/// ``ClientConfiguration/heartbeatLiveness`` intervals, or when a reply is the error `unavailable`. Requests in
+/// flight are kept while it looks for a broker, up to ``ClientConfiguration/reconnectTimeout``; then they fail with
+/// ``ClientError/Code/connectionLost``. When a connection completes its handshake again (the same broker restarted,
+/// or another that took over), the client asks the broker (STATUS) about every request in flight: one it recovered
+/// from its journal answers `progress` and its final reply follows (routing is by routing id); those it no longer
+/// knows fail with ``ClientError/Code/brokerRestarted``; those it ended while the connection was down get their
+/// stored answer.
 ///
 /// Cancellation (PROTOCOL.md 4.10.2): cancelling the Task that iterates ``send(intent:phase:deadline:requestID:idempotencyKey:)``'s
 /// stream, or awaits ``request(intent:phase:deadline:requestID:idempotencyKey:retry:events:)``, sends `CIPC02 CANCEL` for
@@ -113,7 +119,8 @@ public final class ConciergeClient: Sendable {
     /// Sends a request and returns its final (or error) reply, skipping progress.
     ///
     /// With a `retry` policy, an ending that may be temporary (``RetryPolicy/retryableCodes``: `busy`,
-    /// `worker-lost`, `timeout`, ``ClientError/Code/brokerRestarted``, ``ClientError/Code/connectionLost``) is
+    /// `worker-lost`, `timeout`, `unavailable`, ``ClientError/Code/brokerRestarted``,
+    /// ``ClientError/Code/connectionLost``) is
     /// retried after the policy's backoff, with the same idempotency key and body and a new request id; without an
     /// `idempotencyKey` one is generated (``makeIdempotencyKey()``), so that no retry runs the intent twice.
     /// ``Reply/attempts`` (or ``ClientError/attempts``) tells how many attempts were made. The policy is a parameter

@@ -3,11 +3,17 @@ import IntentWire
 /// When and how often ``ConciergeClient/request(intent:phase:deadline:requestID:idempotencyKey:retry:events:)`` sends a
 /// request again after a failure that may be temporary.
 ///
-/// Retried: the error replies `busy`, `worker-lost` and `timeout`, and the client's own endings
-/// ``ClientError/Code/brokerRestarted`` and ``ClientError/Code/connectionLost`` (see ``isRetryable(code:)``). Never
-/// retried: `idempotency-conflict`, `cancelled`, validation errors (`bad-body`, `invalid-type`, ...), a handler's
-/// failure, and every other error. Every attempt carries the same idempotency key and the same body, so the broker
-/// runs the intent at most once per key (PROTOCOL.md 4.10.1); each attempt has a request id of its own.
+/// Retried: the error replies `busy`, `worker-lost`, `timeout`, `outcome-unknown` and `unavailable`, and the
+/// client's own endings ``ClientError/Code/brokerRestarted`` and ``ClientError/Code/connectionLost`` (see
+/// ``isRetryable(code:)``). Never retried: `idempotency-conflict`, `cancelled`, validation errors (`bad-body`,
+/// `invalid-type`, ...), a handler's failure, and every other error. Every attempt carries the same idempotency key
+/// and the same body, so the broker runs the intent at most once per key (PROTOCOL.md 4.10.1); each attempt has a
+/// request id of its own.
+///
+/// `unavailable` differs from the others: the broker answers it when it cannot record work (its PostgreSQL journal is
+/// unreachable, or it is giving up leadership), and it accepted nothing, so sending the request again is always safe,
+/// with or without an idempotency key. After the other retryable endings the request may have run (or may still be
+/// running): only the key keeps a retry from running it twice.
 ///
 /// The wait before retry *n* (n = 1 for the second attempt) is
 /// `min(maxBackoff, initialBackoff × multiplier^(n-1))`, less a random part of up to `jitter` of it: with the
@@ -47,12 +53,13 @@ public struct RetryPolicy: Sendable, Hashable {
         self.jitter = jitter.isFinite ? min(1, max(0, jitter)) : 0
     }
 
-    /// The error codes that are retried: the broker's `busy`, `worker-lost` and `timeout`, and the client's
-    /// `broker-restarted` and `connection-lost` (each a failure after which the same key may run, or has run, once).
+    /// The error codes that are retried: the broker's `busy`, `worker-lost`, `timeout`, `outcome-unknown` and
+    /// `unavailable`, and the client's `broker-restarted` and `connection-lost` (each a failure after which the same
+    /// key may run, or has run, once; after `unavailable` nothing ran).
     public static let retryableCodes: Set<String> = [
         WireErrorCode.busy.rawValue, WireErrorCode.workerLost.rawValue, WireErrorCode.timeout.rawValue,
-        WireErrorCode.outcomeUnknown.rawValue, ClientError.Code.brokerRestarted.rawValue,
-        ClientError.Code.connectionLost.rawValue,
+        WireErrorCode.outcomeUnknown.rawValue, WireErrorCode.unavailable.rawValue,
+        ClientError.Code.brokerRestarted.rawValue, ClientError.Code.connectionLost.rawValue,
     ]
 
     /// Whether an error with this code (an error reply's `code`, or a ``ClientError/Code``'s raw value) is retried.

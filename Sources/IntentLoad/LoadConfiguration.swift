@@ -11,8 +11,16 @@ public struct LoadConfiguration: Sendable {
         case open(rate: Double)
     }
 
-    /// The broker's frontend endpoint.
-    public var endpoint: String
+    /// The brokers' frontend endpoints (at least one): the active broker and its standbys. The run uses the first
+    /// one whose broker answers PING within a second (a standby binds nothing), trying them in turn until
+    /// ``connectTimeout``; it does not follow a failover during the run (requests in flight then end as they do at
+    /// a broker restart).
+    public var endpoints: [String]
+    /// The first of ``endpoints``; setting it replaces the list with this one endpoint.
+    public var endpoint: String {
+        get { endpoints.first ?? "" }
+        set { endpoints = [newValue] }
+    }
     /// Closed or open loop.
     public var mode: Mode
     /// DEALER connections the requests are spread over.
@@ -56,7 +64,7 @@ public struct LoadConfiguration: Sendable {
         curve: CurveClientKeys? = nil,
         idempotencyKeys: Bool = false
     ) {
-        self.endpoint = endpoint
+        self.endpoints = [endpoint]
         self.mode = mode
         self.connections = connections
         self.duration = duration
@@ -85,6 +93,7 @@ public struct LoadConfiguration: Sendable {
                 throw fail("rate must be above 0 and at most 10,000,000 requests per second")
             }
         }
+        guard !endpoints.isEmpty, !endpoints.contains(where: \.isEmpty) else { throw fail("give broker endpoints") }
         guard connections >= 1, connections <= 1024 else { throw fail("connections must be 1 to 1024") }
         guard duration != nil || requestCount != nil else { throw fail("give a duration or a request count") }
         if let duration, duration <= .zero { throw fail("duration must be positive") }

@@ -142,9 +142,14 @@ struct LoadEngine: ~Copyable {
 
     // MARK: Connecting
 
-    /// Pings the broker on every connection and waits for every PONG.
+    /// Pings the broker on every connection and waits for every PONG. With several endpoints, a broker that does
+    /// not answer within a second is left for the next endpoint (the sockets disconnect and connect there), until
+    /// one answers or the connect timeout ends.
     func connect() throws(LoadError) {
         let deadline = MonotonicTime.now() + configuration.connectTimeout.nanoseconds
+        let endpoints = configuration.endpoints
+        var current = 0
+        var moveAt = endpoints.count > 1 ? MonotonicTime.now() + 1_000_000_000 : UInt64.max
         var answered = [Bool](repeating: false, count: sockets.count)
         var buffer = ZMQMultipart(capacity: 8)
         var poller = ZMQPoller()
@@ -153,10 +158,21 @@ struct LoadEngine: ~Copyable {
             for socket in sockets { try socket.send(multipart: [CIP.clientSignature.bytes, CIP.Client.ping.bytes]) }
             while answered.contains(false) {
                 let now = MonotonicTime.now()
+                if now >= moveAt && !answered.contains(true) {
+                    let next = (current + 1) % endpoints.count
+                    for socket in sockets {
+                        try socket.disconnect(endpoints[current])
+                        try socket.connect(endpoints[next])
+                        try socket.send(multipart: [CIP.clientSignature.bytes, CIP.Client.ping.bytes])
+                    }
+                    current = next
+                    moveAt = now + 1_000_000_000
+                    continue
+                }
                 guard now < deadline else {
                     throw LoadError(
                         code: .unreachable,
-                        message: "the broker at \(configuration.endpoint) did not answer PING within "
+                        message: "the broker at \(endpoints.joined(separator: ",")) did not answer PING within "
                             + "\(configuration.connectTimeout)"
                             + (configuration.curve == nil
                                 ? ""
@@ -164,7 +180,7 @@ struct LoadEngine: ~Copyable {
                                     + "and the server key the broker's?)")
                     )
                 }
-                try poller.poll(timeoutMilliseconds: Int((deadline - now) / 1_000_000) + 1)
+                try poller.poll(timeoutMilliseconds: Int((min(deadline, moveAt) - now) / 1_000_000) + 1)
                 for (index, socket) in sockets.enumerated() where poller.isReadable(index) {
                     while try socket.receive(into: &buffer) {
                         if buffer.count == 2, buffer.equals(1, CIP.Broker.pong) { answered[index] = true }

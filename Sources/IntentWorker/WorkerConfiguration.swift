@@ -17,16 +17,27 @@ public struct WorkerConfiguration: Sendable {
         case sharedPool = "pool"
     }
 
-    /// The broker's backend endpoint.
-    public var brokerEndpoint: String
+    /// The brokers' backend endpoints (at least one). With several — brokers sharing one PostgreSQL journal, one of
+    /// them active — the worker is connected to one at a time and follows the active one: it moves to the next
+    /// endpoint (round-robin, forever, with the reconnection backoff) when its connection does not complete a
+    /// handshake within one heartbeat interval (a standby binds nothing), or when the broker is silent for
+    /// ``heartbeatLiveness`` intervals; then it registers (READY) with the broker there.
+    public var brokerEndpoints: [String]
+    /// The first of ``brokerEndpoints``; setting it replaces the list with this one endpoint.
+    public var brokerEndpoint: String {
+        get { brokerEndpoints.first ?? "" }
+        set { brokerEndpoints = [newValue] }
+    }
     /// The worker's name: its ZeroMQ routing id (so a restarted worker with the same name takes over its slot)
     /// and how the broker's logs and progress replies name it. Defaults to `worker-<pid>`.
     public var name: String
     /// Jobs it runs at once; the broker never gives it more.
     public var capacity: Int
-    /// How often it heartbeats the broker (and expects to hear from it).
+    /// How often it heartbeats the broker (and expects to hear from it); also how long a connection gets to complete
+    /// its handshake before a worker with several endpoints moves to the next.
     public var heartbeatInterval: Duration
-    /// The broker is considered gone after this many silent intervals; the worker then reconnects.
+    /// The broker is considered gone after this many silent intervals; the worker then reconnects (to the next of
+    /// ``brokerEndpoints`` if it has several) after the reconnection backoff.
     public var heartbeatLiveness: Int
     /// First reconnection delay; doubles on every failed attempt up to ``reconnectMaxDelay``.
     public var reconnectInitialDelay: Duration
@@ -39,6 +50,7 @@ public struct WorkerConfiguration: Sendable {
     /// allowlist); nil: no encryption (only for brokers on loopback or `ipc://`).
     public var curve: CurveClientKeys?
 
+    /// A configuration for one broker endpoint.
     public init(
         brokerEndpoint: String = "tcp://127.0.0.1:5556",
         name: String? = nil,
@@ -51,7 +63,26 @@ public struct WorkerConfiguration: Sendable {
         jobExecution: JobExecution = .workerThread,
         curve: CurveClientKeys? = nil
     ) {
-        self.brokerEndpoint = brokerEndpoint
+        self.init(
+            brokerEndpoints: [brokerEndpoint], name: name, capacity: capacity, heartbeatInterval: heartbeatInterval,
+            heartbeatLiveness: heartbeatLiveness, reconnectInitialDelay: reconnectInitialDelay,
+            reconnectMaxDelay: reconnectMaxDelay, drainTimeout: drainTimeout, jobExecution: jobExecution, curve: curve)
+    }
+
+    /// A configuration for several broker endpoints (the active broker and its standbys, in any order).
+    public init(
+        brokerEndpoints: [String],
+        name: String? = nil,
+        capacity: Int = 16,
+        heartbeatInterval: Duration = .seconds(1),
+        heartbeatLiveness: Int = 3,
+        reconnectInitialDelay: Duration = .milliseconds(250),
+        reconnectMaxDelay: Duration = .seconds(8),
+        drainTimeout: Duration = .seconds(30),
+        jobExecution: JobExecution = .workerThread,
+        curve: CurveClientKeys? = nil
+    ) {
+        self.brokerEndpoints = brokerEndpoints
         self.name = name ?? "worker-\(getpid())"
         self.capacity = capacity
         self.heartbeatInterval = heartbeatInterval

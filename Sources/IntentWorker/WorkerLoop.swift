@@ -70,6 +70,10 @@ final class WorkerLoop: @unchecked Sendable {
     private var brokerExpiry: UInt64 = 0
     private var nextHeartbeat: UInt64 = 0
     private var reconnectDelay: Duration
+    /// The endpoint in use, and when to move to the next.
+    private var rotation: EndpointRotation
+    /// The broker sent something other than DISCONNECT since this connection's READY (it took the registration).
+    private var registered = false
 
     init(configuration: WorkerConfiguration, provider: HandlerProvider, logger: Logger) {
         self.configuration = configuration
@@ -78,6 +82,8 @@ final class WorkerLoop: @unchecked Sendable {
         logger[metadataKey: "worker"] = "\(configuration.name)"
         self.logger = logger
         reconnectDelay = configuration.reconnectInitialDelay
+        rotation = EndpointRotation(
+            endpoints: configuration.brokerEndpoints, handshakeWindow: configuration.heartbeatInterval.nanoseconds)
         executor = configuration.jobExecution == .workerThread ? WorkerThreadExecutor(wake: wake) : nil
     }
 
@@ -121,7 +127,9 @@ final class WorkerLoop: @unchecked Sendable {
             monitor = try? ZMQSocketMonitor(
                 context: context, watching: socket,
                 events: ZMQMonitorEvent.Kind.handshakeFailures.union([.handshakeSucceeded, .disconnected]))
-            try socket.connect(configuration.brokerEndpoint)
+            rotation.awaitHandshake(from: MonotonicTime.now())
+            registered = false
+            try socket.connect(rotation.current)
             var frames: [[UInt8]] = [
                 Self.signature.bytes, CIP.Worker.ready.bytes, Array(String(configuration.capacity).utf8),
                 Array(configuration.name.utf8),
@@ -140,15 +148,25 @@ final class WorkerLoop: @unchecked Sendable {
         logger.info(
             "worker registering",
             metadata: [
-                "broker": "\(configuration.brokerEndpoint)", "capacity": "\(configuration.capacity)",
+                "broker": "\(rotation.current)", "capacity": "\(configuration.capacity)",
                 "intents": "\(provider.intentTypes)",
             ]
         )
     }
 
     /// Waits with exponential backoff, then connects again (results of jobs from the old connection are dropped:
-    /// the broker has re-dispatched or failed them).
-    private func reconnect(reason: String) {
+    /// the broker has re-dispatched or failed them). With several endpoints, `move` connects to the next one.
+    private func reconnect(reason: String, move: Bool = false) {
+        if move && rotation.rotates {
+            let from = rotation.current
+            rotation.advance()
+            logger.info(
+                "moving to the next broker endpoint",
+                metadata: [
+                    "broker": "\(rotation.current)", "from": "\(from)", "reason": "\(reason)",
+                    "delay": "\(reconnectDelay)",
+                ])
+        }
         if let failure = handshakeFailure() {
             logger.error(
                 "the broker refused this worker's connection; retrying",
@@ -192,9 +210,11 @@ final class WorkerLoop: @unchecked Sendable {
         while let event = try? monitor?.receive() {
             if event.kind == .handshakeSucceeded {
                 connectionEstablished = true
+                rotation.handshakeSucceeded()
             } else if event.kind == .disconnected {
                 dropped = dropped || connectionEstablished
                 connectionEstablished = false
+                rotation.awaitHandshake(from: MonotonicTime.now())
             } else if let explanation = event.handshakeFailureExplanation(usingCurve: configuration.curve != nil) {
                 handshakeExplanation = explanation
             }
@@ -274,6 +294,7 @@ final class WorkerLoop: @unchecked Sendable {
             let monitorIndex = monitor.map { poller.add($0.socket) }
             let now = MonotonicTime.now()
             var wakeAt = min(nextHeartbeat, brokerExpiry)
+            if let deadline = rotation.moveDeadline { wakeAt = min(wakeAt, deadline) }
             if draining { wakeAt = min(wakeAt, drainDeadline) }
             var timeout = wakeAt > now ? Int((wakeAt - now + 999_999) / 1_000_000) : 0
             if executor?.hasPendingJobs == true || hasFinished { timeout = 0 }
@@ -318,7 +339,18 @@ final class WorkerLoop: @unchecked Sendable {
                     self.socket = nil
                     break
                 }
-                reconnect(reason: "broker silent for \(configuration.heartbeatLiveness) heartbeats")
+                reconnect(reason: "broker silent for \(configuration.heartbeatLiveness) heartbeats", move: true)
+                continue
+            }
+            if rotation.handshakeOverdue(at: later) {
+                // A standby binds nothing: this connection will not complete; try the next endpoint.
+                if draining {
+                    logger.warning("no broker while draining; leaving")
+                    self.socket?.close()
+                    self.socket = nil
+                    break
+                }
+                reconnect(reason: "no handshake within one heartbeat interval", move: true)
                 continue
             }
             if later >= nextHeartbeat {
@@ -359,7 +391,6 @@ final class WorkerLoop: @unchecked Sendable {
     private func handle(_ message: inout ZMQMultipart) -> Bool {
         let now = MonotonicTime.now()
         brokerExpiry = now + heartbeatNanos * UInt64(max(1, configuration.heartbeatLiveness))
-        reconnectDelay = configuration.reconnectInitialDelay
         let command: BrokerCommand
         do throws(BrokerMessageError) {
             command = try message.withFrames { frames, dropped throws(BrokerMessageError) in
@@ -381,6 +412,15 @@ final class WorkerLoop: @unchecked Sendable {
             )
             return true
         }
+        if case .disconnect = command, !registered, !draining {
+            // DISCONNECT as the answer to READY: this broker does not take workers (it lost its journal's database
+            // and stopped accepting, or it is going away). Try again with the backoff, on the next endpoint if there
+            // are several, instead of registering again at once, over and over.
+            reconnect(reason: "the broker answered READY with DISCONNECT", move: true)
+            return false
+        }
+        registered = true
+        reconnectDelay = configuration.reconnectInitialDelay
         switch command {
         case .job(let job):
             startJob(job, message: &message)

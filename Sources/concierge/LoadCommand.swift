@@ -22,7 +22,11 @@ struct LoadCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The broker's frontend endpoint.")
+    @Option(
+        help: """
+            The broker's frontend endpoint, or several separated by commas (the run uses the first whose broker \
+            answers PING: the active one).
+            """)
     var broker: String = Defaults.load.endpoint
 
     @OptionGroup var curve: CurveClientOptions
@@ -125,6 +129,10 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Gate: lowest throughput in final replies per second.")
     var minThroughput: Double?
 
+    func validate() throws {
+        _ = try BrokerEndpointList.parse(broker)
+    }
+
     func run() async throws {
         var configuration = try makeConfiguration()
         let workload = try makeWorkload()
@@ -206,14 +214,17 @@ struct LoadCommand: AsyncParsableCommand {
         if case .closed(let concurrency) = mode { connections = min(connections, concurrency) }
         var runFor: Duration? = try self.duration.map { try parse($0, "--duration") }
         if runFor == nil && requests == nil { runFor = defaults.duration }
-        return LoadConfiguration(
-            endpoint: broker, mode: mode, connections: connections, duration: runFor, requestCount: requests,
+        let endpoints = try BrokerEndpointList.parse(broker)
+        var configuration = LoadConfiguration(
+            endpoint: endpoints[0], mode: mode, connections: connections, duration: runFor, requestCount: requests,
             warmup: try warmup.map { try parse($0, "--warmup") } ?? defaults.warmup, deadlineMilliseconds: deadlineMs,
             drainTimeout: try drainTimeout.map { try parse($0, "--drain-timeout") } ?? defaults.drainTimeout,
             maxInFlight: maxInFlight,
             connectTimeout: try connectTimeout.map { try parse($0, "--connect-timeout") } ?? defaults.connectTimeout,
             idempotencyKeys: idempotency
         )
+        configuration.endpoints = endpoints
+        return configuration
     }
 
     func makeWorkload() throws -> LoadWorkload {

@@ -24,7 +24,8 @@ struct PoolCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The broker's backend endpoint (passed to the default worker).")
+    @Option(
+        help: "The broker's backend endpoint, or several separated by commas (passed to the default worker).")
     var broker: String = Defaults.worker.brokerEndpoint
 
     @OptionGroup var pool: PoolOptions
@@ -40,6 +41,7 @@ struct PoolCommand: AsyncParsableCommand {
     var arguments: [String] = []
 
     func validate() throws {
+        _ = try BrokerEndpointList.parse(broker)
         if executable != nil && curve.curveServerKey != nil {
             throw ValidationError(
                 "--curve-server-key and --curve-secret-key go to the default worker; give your --executable its own "

@@ -14,12 +14,14 @@ struct SendCommand: AsyncParsableCommand {
         discussion: """
             The intent is JSON: {"type": "RequestRide", "parameters": {...}} (or a whole Interaction \
             {"intent": {...}, ...}), as an argument or on standard input. Exit status: 0 for a final reply, \
-            1 for an error reply, 2 when the broker could not be reached (or stopped answering, or no final reply \
-            came within --timeout), 3 when the broker restarted while the request was in flight: the connection \
+            1 for an error reply, 2 when no broker could be reached (or none answered for 10 s after the \
+            connection was lost, or no final reply came within --timeout), 3 when the broker restarted while the request was in flight: the connection \
             came back, and the new broker does not know the request (error broker-restarted; whether it ran is \
             unknown), 130 when the request was cancelled. With --idempotency-key, sending the same intent again \
             with the same key never runs it twice: a completed key prints its stored final reply again, with \
-            "replay": true. With --retry N, an error busy, worker-lost, timeout, broker-restarted or \
+            "replay": true. With --broker A,B (brokers sharing a PostgreSQL journal), the request follows the \
+            active broker: a request in flight when the active broker dies gets its final reply from the one that \
+            takes over. With --retry N, an error busy, worker-lost, timeout, unavailable, broker-restarted or \
             connection-lost is retried (up to N attempts in all, waiting 100 ms, 200 ms, ... up to 2 s between \
             them) with the same idempotency key (a random one when --idempotency-key is not given); every line \
             then has "attempt": n, and each retry is announced on standard error. Ctrl-C (SIGINT) while waiting \
@@ -28,7 +30,11 @@ struct SendCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The broker's frontend endpoint.")
+    @Option(
+        help: """
+            The broker's frontend endpoint, or several separated by commas (the active broker and its standbys: the \
+            request follows the active one).
+            """)
     var broker: String = Defaults.client.brokerEndpoint
 
     @Option(help: "resolve, confirm, handle or lifecycle.")
@@ -48,14 +54,16 @@ struct SendCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Attempts in all (1 to 100; default 1, no retry): retry busy, worker-lost, timeout, broker-restarted and "
-                + "connection-lost with the same idempotency key.",
+            "Attempts in all (1 to 100; default 1, no retry): retry busy, worker-lost, timeout, unavailable, "
+                + "broker-restarted and connection-lost with the same idempotency key.",
             valueName: "n"))
     var retry: Int = 1
 
     @OptionGroup var curve: CurveClientOptions
 
-    /// The client's heartbeat: with no broker answering, the request fails (exit status 2) after three intervals.
+    /// The client's heartbeat: a broker silent for three intervals is left for the next endpoint (or a new
+    /// connection); with no broker answering for the client's reconnect timeout (10 s), the request fails (exit
+    /// status 2).
     @OptionGroup var heartbeat: HeartbeatOption
 
     @Option(help: "Give up after this many seconds without a final reply.")
@@ -66,6 +74,10 @@ struct SendCommand: AsyncParsableCommand {
 
     /// The exit status for a request cancelled by Ctrl-C (128 + SIGINT, as shells report it).
     static let cancelledStatus: Int32 = 130
+
+    func validate() throws {
+        _ = try BrokerEndpointList.parse(broker)
+    }
 
     func run() async throws {
         guard let phase = RequestPhase(phase) else {
@@ -93,7 +105,8 @@ struct SendCommand: AsyncParsableCommand {
         }
         let client = try ConciergeClient(
             configuration: .init(
-                brokerEndpoint: broker, heartbeatInterval: .milliseconds(heartbeat.heartbeatMs), curve: keys
+                brokerEndpoints: try BrokerEndpointList.parse(broker),
+                heartbeatInterval: .milliseconds(heartbeat.heartbeatMs), curve: keys
             )
         )
         defer { client.close() }

@@ -16,16 +16,20 @@ extension EndToEnd {
 
         /// A client without keys talking to a CURVE broker fails its handshake: at once with a mechanism mismatch, or,
         /// when the broker closes the connection first (libzmq then retries), as a lost connection naming the failed
-        /// handshake.
+        /// handshake (once the client's reconnect timeout is over: it keeps looking for a broker until then).
         static func isHandshakeFailure(_ error: ClientError?) -> Bool {
             guard let error else { return false }
             return error.code == .handshakeFailed
                 || (error.code == .connectionLost && error.message.contains("the last handshake failed"))
         }
 
+        /// A client with a short reconnect timeout (2 s instead of 10 s): a refused handshake that libzmq retries
+        /// ends in `connection-lost` after it, and these tests wait for that.
         func client(_ endpoint: String, _ keys: CurveClientKeys?) throws -> ConciergeClient {
             try ConciergeClient(
-                configuration: .init(brokerEndpoint: endpoint, heartbeatInterval: .milliseconds(250), curve: keys)
+                configuration: .init(
+                    brokerEndpoint: endpoint, heartbeatInterval: .milliseconds(250), reconnectTimeout: .seconds(2),
+                    curve: keys)
             )
         }
 

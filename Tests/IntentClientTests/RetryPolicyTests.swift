@@ -82,7 +82,10 @@ import Testing
         #expect(policy.jitter == 0.2)
     }
 
-    @Test(arguments: ["busy", "worker-lost", "timeout", "outcome-unknown", "broker-restarted", "connection-lost"])
+    @Test(
+        arguments: [
+            "busy", "worker-lost", "timeout", "outcome-unknown", "unavailable", "broker-restarted", "connection-lost",
+        ])
     func temporaryFailuresAreRetried(code: String) {
         #expect(RetryPolicy.isRetryable(code: code))
         let reply = Reply(

@@ -1,0 +1,24 @@
+public import ArgumentParser
+
+/// A `--broker` value: one endpoint, or several separated by commas (the active broker and its standbys, e.g.
+/// `tcp://10.0.0.1:5555,tcp://10.0.0.2:5555`). Clients and workers connect to one at a time and follow the active
+/// broker.
+public enum BrokerEndpointList {
+    /// The endpoints of a `--broker` value, in order, without surrounding spaces. Throws a `ValidationError` naming
+    /// `option` when an item is empty (`a,,b`, a leading or trailing comma, an empty value) or given twice.
+    public static func parse(_ text: String, option: String = "--broker") throws -> [String] {
+        let items = text.split(separator: ",", omittingEmptySubsequences: false).map(Self.trimmed)
+        guard !items.contains(where: \.isEmpty) else {
+            throw ValidationError("\(option) takes endpoints separated by commas, with no empty item: `\(text)`")
+        }
+        var seen: Set<String> = []
+        for item in items where !seen.insert(item).inserted {
+            throw ValidationError("\(option) names \(item) twice")
+        }
+        return items
+    }
+
+    private static func trimmed(_ text: Substring) -> String {
+        String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    }
+}
