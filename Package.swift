@@ -207,7 +207,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "concierge", "concierge-worker", "ConciergeTestKit", "IntentClient", "ZeroMQ", "IntentWire",
+                "concierge", "concierge-worker", "ConciergeTestKit", "ConciergeCommandLine", "IntentClient", "ZeroMQ", "IntentWire",
                 "ConciergeJSON", "IntentBroker", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -1,6 +1,5 @@
+import IntentWire
 import Testing
-
-@testable import IntentClient
 
 /// The rules that move a client to the next broker endpoint (``EndpointRotation``), without sockets.
 @Suite struct EndpointRotationTests {
