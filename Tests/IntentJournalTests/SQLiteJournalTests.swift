@@ -89,6 +89,42 @@ import Testing
         #expect(state.nextRequestID == 42)
     }
 
+    @Test func theNextIDSurvivesEndingTheHighestRequestAfterAReopen() throws {
+        let path = try directory.journal()
+        var journal = try SQLiteJournal(path: path)
+        try journal.commit([.accepted(Sample.request(1)), .accepted(Sample.request(2)), .accepted(Sample.request(3))])
+        journal.close()
+        // A new session ends the highest id, which only its row recorded until then.
+        journal = try SQLiteJournal(path: path)
+        try journal.commit([.ended(request: 3, results: [])])
+        try journal.commit([.accepted(Sample.request(4))])
+        try journal.commit([.ended(request: 4, results: []), .ended(request: 2, results: [])])
+        try journal.commit([.ended(request: 1, results: [])])
+        journal.close()
+        let state = try SQLiteJournal.recovered(path)
+        #expect(state.requests.isEmpty)
+        #expect(state.nextRequestID == 5)
+        #expect(try SQLiteJournal.check(path: path).nextRequestID == 5)
+    }
+
+    @Test func aReplacedResultCountsOnceAndExpiresWithoutItsReplacement() throws {
+        let path = try directory.journal()
+        let journal = try SQLiteJournal(path: path)
+        let key = Sample.key("c", "again")
+        let first = Sample.result(key, storedAt: 100)
+        let other = Sample.result(Sample.key("c", "other"), storedAt: 150)
+        let second = Sample.result(key, storedAt: 200, isError: true)
+        try journal.commit([.stored([first, other])])
+        try journal.commit([.stored([second])])
+        #expect(try SQLiteJournal.check(path: path).results == 2)
+        #expect(try journal.recover().results == [other, second])
+        // The replaced result expires on its own time; its replacement stays.
+        try journal.commit([.resultsExpired(storedBefore: 160)])
+        #expect(try journal.recover().results == [second])
+        #expect(try SQLiteJournal.check(path: path).results == 1)
+        journal.close()
+    }
+
     @Test func expiryRemovesOnlyWhatEndedBeforeTheCutoff() throws {
         let path = try directory.journal()
         let journal = try SQLiteJournal(path: path)
