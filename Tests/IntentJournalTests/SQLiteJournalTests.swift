@@ -125,6 +125,40 @@ import Testing
         journal.close()
     }
 
+    @Test func anEndedRequestsResultExpiresOnItsTimeAndItsIDStaysUsed() throws {
+        let path = try directory.journal()
+        let journal = try SQLiteJournal(path: path)
+        let (early, late) = (Sample.request(1), Sample.request(2))
+        let listener = Sample.key("client-l", "dup")
+        try journal.commit([.accepted(early), .accepted(late), .attached(request: 2, listener)])
+        let lateResults = [Sample.result(late.key, storedAt: 300), Sample.result(listener, storedAt: 300)]
+        try journal.commit([.ended(request: 2, results: lateResults)])
+        try journal.commit([.ended(request: 1, results: [Sample.result(early.key, storedAt: 100)])])
+        // An ended request is neither open nor able to take a duplicate or a handle job.
+        for batch: [JournalOperation] in [
+            [.attached(request: 2, Sample.key("c", "x"))], [.handleDispatched(request: 2)],
+            [.ended(request: 2, results: [])],
+            [.accepted(Sample.request(2))],
+        ] {
+            #expect(throws: JournalError.self) { try journal.commit(batch) }
+        }
+        var state = try journal.recover()
+        #expect(state.requests.isEmpty)
+        #expect(state.results == lateResults + [Sample.result(early.key, storedAt: 100)])
+        var summary = try SQLiteJournal.check(path: path)
+        #expect(summary.openRequests == 0 && summary.results == 3 && summary.listeners == 0)
+        try journal.commit([.resultsExpired(storedBefore: 200)])
+        state = try journal.recover()
+        #expect(state.results == lateResults)
+        try journal.commit([.resultsExpired(storedBefore: 400)])
+        journal.close()
+        state = try SQLiteJournal.recovered(path)
+        #expect(state.results.isEmpty)
+        #expect(state.nextRequestID == 3)
+        summary = try SQLiteJournal.check(path: path)
+        #expect(summary.results == 0 && summary.nextRequestID == 3)
+    }
+
     @Test func expiryRemovesOnlyWhatEndedBeforeTheCutoff() throws {
         let path = try directory.journal()
         let journal = try SQLiteJournal(path: path)
