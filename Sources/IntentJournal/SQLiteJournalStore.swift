@@ -14,7 +14,8 @@ final class SQLiteJournalStore {
     private var lastSync: ContinuousClock.Instant
     private var unsynced = false
     /// What commits keep in step with the file (read at open, changed only by a commit that succeeded).
-    private var counters = Counters(highestID: 0, storedNextID: 1, nextResultSeq: 1, resultSeqReserved: 1)
+    private var counters = Counters(
+        highestID: 0, storedNextID: 1, nextResultSeq: 1, resultSeqReserved: 1, requestsWithListeners: [])
 
     /// The statements a journal prepares once, at open.
     struct Statements {
@@ -51,7 +52,7 @@ final class SQLiteJournalStore {
             endInPlace = try c.prepare(
                 """
                 UPDATE requests SET body = ?2, result_seq = ?3, is_error = ?4, result_phase = ?5, stored_at = ?6
-                WHERE id = ?1 AND stored_at IS NULL
+                WHERE id = ?1 AND stored_at IS NULL AND client = ?7 AND request_id = ?8 AND version = ?9
                 """)
             deleteRequest = try c.prepare("DELETE FROM requests WHERE id = ?1 AND stored_at IS NULL")
             insertResult = try c.prepare(
@@ -133,7 +134,9 @@ final class SQLiteJournalStore {
             highestID: UInt64(max(0, try connection.integer("SELECT coalesce(max(id), 0) FROM requests"))),
             storedNextID: UInt64(
                 max(1, try connection.integer("SELECT value FROM meta WHERE key = 'next_request_id'"))),
-            nextResultSeq: reserved, resultSeqReserved: reserved)
+            nextResultSeq: reserved, resultSeqReserved: reserved,
+            requestsWithListeners: Set(
+                try connection.texts("SELECT DISTINCT request FROM listeners").compactMap { UInt64($0) }))
         let seeds = try connection.texts(
             "SELECT value FROM meta WHERE key IN ('fingerprint_seed_1', 'fingerprint_seed_2') ORDER BY key")
         fingerprintSeeds = seeds.compactMap { Int64($0).map { UInt64(bitPattern: $0) } }
@@ -275,6 +278,8 @@ final class SQLiteJournalStore {
         var nextResultSeq: Int64
         /// `meta.result_seq_reserved`: above every result number used.
         var resultSeqReserved: Int64
+        /// The open requests that may have listeners (rows in `listeners`).
+        var requestsWithListeners: Set<UInt64>
         /// Whether this commit removed a request row whose id `next_request_id` does not cover.
         var removedUncoveredID = false
     }
@@ -286,8 +291,19 @@ final class SQLiteJournalStore {
         try s.begin.run()
         var counters = self.counters
         do throws(JournalError) {
-            for operation in operations {
-                try apply(operation, s, connection, &counters)
+            var index = operations.startIndex
+            while index < operations.endIndex {
+                // A request accepted and dispatched at once (a handle phase) is inserted dispatched.
+                if case .accepted(var request) = operations[index], index + 1 < operations.endIndex,
+                    case .handleDispatched(let id) = operations[index + 1], id == request.id
+                {
+                    request.handleDispatched = true
+                    try apply(.accepted(request), s, connection, &counters)
+                    index += 2
+                } else {
+                    try apply(operations[index], s, connection, &counters)
+                    index += 1
+                }
             }
             // `next_request_id` only has to cover the ids no row keeps: written when a commit removes a row whose
             // id it does not cover, it jumps past every id accepted so far (so most commits do not write it).
@@ -340,10 +356,10 @@ final class SQLiteJournalStore {
             try q.bind(12, Int(request.version))
             try q.bind(13, request.handleDispatched)
             try q.run()
-            for listener in request.listeners { try insertListener(request.id, listener, s, connection) }
+            for listener in request.listeners { try insertListener(request.id, listener, s, connection, &counters) }
             counters.highestID = max(counters.highestID, request.id)
         case .attached(let request, let key):
-            try insertListener(request, key, s, connection)
+            try insertListener(request, key, s, connection, &counters)
         case .detached(let request, let key):
             try s.deleteListener.bind(1, Int64(bitPattern: request))
             try s.deleteListener.bind(2, key.client)
@@ -408,43 +424,64 @@ final class SQLiteJournalStore {
         _ counters: inout Counters
     ) throws(JournalError) {
         let id = Int64(bitPattern: request)
-        try s.selectOpenKey.bind(1, id)
-        guard try s.selectOpenKey.step() else { throw invalid("request \(request) ended but is not open") }
-        let own = JournalRequestKey(
-            client: s.selectOpenKey.blob(0), requestID: s.selectOpenKey.blob(1),
-            version: UInt8(truncatingIfNeeded: s.selectOpenKey.int64(2)))
-        s.selectOpenKey.reset()
-        try s.deleteListeners.bind(1, id)
-        try s.deleteListeners.run()
-        let ownResult = results.lastIndex { $0.key == own }
-        if let ownResult {
-            let result = results[ownResult]
-            let q = s.endInPlace
-            try q.bind(1, id)
-            try q.bind(2, result.body)
-            try q.bind(4, result.isError)
-            try q.bind(5, result.phase)
-            try q.bind(6, result.storedAt)
-            // The results of one ending are numbered in their order.
-            for (offset, other) in results.enumerated() {
-                if offset == ownResult {
-                    try q.bind(3, counters.nextResultSeq)
-                    counters.nextResultSeq += 1
-                    try q.run()
-                } else {
-                    try store(other, s, &counters)
-                }
-            }
+        // The broker names the request's own key first: that result is tried over the row at once.
+        let own: Int?
+        if let first = results.first, try writeOver(id, first, s, connection, &counters) {
+            own = 0
         } else {
-            try s.deleteRequest.bind(1, id)
-            try s.deleteRequest.run()
-            if request >= counters.storedNextID { counters.removedUncoveredID = true }
-            for result in results { try store(result, s, &counters) }
+            try s.selectOpenKey.bind(1, id)
+            guard try s.selectOpenKey.step() else { throw invalid("request \(request) ended but is not open") }
+            let key = JournalRequestKey(
+                client: s.selectOpenKey.blob(0), requestID: s.selectOpenKey.blob(1),
+                version: UInt8(truncatingIfNeeded: s.selectOpenKey.int64(2)))
+            s.selectOpenKey.reset()
+            own = results.lastIndex { $0.key == key }
+            if own == nil {
+                try s.deleteRequest.bind(1, id)
+                try s.deleteRequest.run()
+                if request >= counters.storedNextID { counters.removedUncoveredID = true }
+            }
+        }
+        if counters.requestsWithListeners.remove(request) != nil {
+            try s.deleteListeners.bind(1, id)
+            try s.deleteListeners.run()
+        }
+        // The results of one ending are numbered in their order.
+        for (offset, result) in results.enumerated() where offset > 0 || own != 0 {
+            if offset == own {
+                guard try writeOver(id, result, s, connection, &counters) else {
+                    throw invalid("request \(request) ended but is not open")
+                }
+            } else {
+                try store(result, s, &counters)
+            }
         }
     }
 
+    /// Writes `result` over the open request `id` if it answers that request's own key; returns whether it did.
+    private func writeOver(
+        _ id: Int64, _ result: JournalResult, _ s: Statements, _ connection: SQLiteConnection,
+        _ counters: inout Counters
+    ) throws(JournalError) -> Bool {
+        let q = s.endInPlace
+        try q.bind(1, id)
+        try q.bind(2, result.body)
+        try q.bind(3, counters.nextResultSeq)
+        try q.bind(4, result.isError)
+        try q.bind(5, result.phase)
+        try q.bind(6, result.storedAt)
+        try q.bind(7, result.key.client)
+        try q.bind(8, result.key.requestID)
+        try q.bind(9, Int(result.key.version))
+        try q.run()
+        guard connection.changes == 1 else { return false }
+        counters.nextResultSeq += 1
+        return true
+    }
+
     private func insertListener(
-        _ request: UInt64, _ key: JournalRequestKey, _ s: Statements, _ connection: SQLiteConnection
+        _ request: UInt64, _ key: JournalRequestKey, _ s: Statements, _ connection: SQLiteConnection,
+        _ counters: inout Counters
     ) throws(JournalError) {
         try s.insertListener.bind(1, Int64(bitPattern: request))
         try s.insertListener.bind(2, key.client)
@@ -452,6 +489,7 @@ final class SQLiteJournalStore {
         try s.insertListener.bind(4, Int(key.version))
         try s.insertListener.run()
         guard connection.changes == 1 else { throw invalid("a duplicate attached to request \(request), not open") }
+        counters.requestsWithListeners.insert(request)
     }
 
     private func store(_ result: JournalResult, _ s: Statements, _ counters: inout Counters) throws(JournalError) {
