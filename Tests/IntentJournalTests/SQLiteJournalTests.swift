@@ -97,6 +97,9 @@ import Testing
         // A new session ends the highest id, which only its row recorded until then.
         journal = try SQLiteJournal(path: path)
         try journal.commit([.ended(request: 3, results: [])])
+        journal.close()
+        #expect(try SQLiteJournal.recovered(path).nextRequestID == 4)
+        journal = try SQLiteJournal(path: path)
         try journal.commit([.accepted(Sample.request(4))])
         try journal.commit([.ended(request: 4, results: []), .ended(request: 2, results: [])])
         try journal.commit([.ended(request: 1, results: [])])
