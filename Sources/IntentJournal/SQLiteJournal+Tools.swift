@@ -14,13 +14,23 @@ extension SQLiteJournal {
         defer { try? connection.execute("COMMIT") }
         let version = try SQLiteJournalSchema.validate(connection)
         let next = try connection.integer("SELECT value FROM meta WHERE key = 'next_request_id'")
+        // Ended requests keep their row (holding their result) until the result expires.
         let highest = try connection.integer("SELECT coalesce(max(id), 0) FROM requests")
         return JournalSummary(
             schemaVersion: Int(version),
-            openRequests: Int(try connection.integer("SELECT count(*) FROM requests")),
-            handleDispatched: Int(try connection.integer("SELECT count(*) FROM requests WHERE handle_dispatched != 0")),
+            openRequests: Int(try connection.integer("SELECT count(*) FROM requests WHERE stored_at IS NULL")),
+            handleDispatched: Int(
+                try connection.integer(
+                    "SELECT count(*) FROM requests WHERE stored_at IS NULL AND handle_dispatched != 0")),
             listeners: Int(try connection.integer("SELECT count(*) FROM listeners")),
-            results: Int(try connection.integer("SELECT count(*) FROM results")),
+            // A replaced result stays until it expires: count keys, as recovery does.
+            results: Int(
+                try connection.integer(
+                    """
+                    SELECT count(*) FROM (
+                        SELECT client, request_id, version FROM requests WHERE stored_at IS NOT NULL
+                        UNION SELECT client, request_id, version FROM results)
+                    """)),
             keyRecords: Int(try connection.integer("SELECT count(*) FROM key_records")),
             nextRequestID: UInt64(max(next, highest + 1, 1)),
             fileBytes: SQLiteJournalSchema.fileSize(path) ?? 0)

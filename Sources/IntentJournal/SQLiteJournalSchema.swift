@@ -11,20 +11,34 @@ enum SQLiteJournalSchema {
     /// `PRAGMA application_id` of a Concierge journal: "Conc".
     static let applicationID: Int64 = 0x436F_6E63
 
-    /// The tables. Request ids are SQLite integers (at most `Int64.max`); listeners go with their request
-    /// (`ON DELETE CASCADE`); `seq` keeps results and key records in the order they were written.
+    /// The tables. Request ids are SQLite integers (at most `Int64.max`); listeners go with their open request.
+    ///
+    /// Written for cheap commits (one fsync'ed WAL append of the pages a commit touches): a request is one row of
+    /// `requests` from its acceptance until its result expires. It is inserted at the end of the table when
+    /// accepted; when it ends, its result (for its own key) is written over the request in place (`body` then holds
+    /// the result's body and `stored_at` is set), so a commit touches a few pages at the end of the table, and the
+    /// end of the index of ended rows by time. The other results (of duplicates attached to a request, or stored
+    /// without one) go to `results`. Neither has an index on the result's key (client request ids are random
+    /// bytes: such an index costs a random page per result): a result replacing an earlier one for the same key is
+    /// written after it, the earlier one stays until it expires, and recovery keeps the last one written per key.
+    /// `result_seq` (rows of `requests`) and `seq` (rows of `results`) number results in the order they were
+    /// written, from one counter; `meta.result_seq_reserved` is above every number used, advanced a million at a
+    /// time. `seq` keeps key records in the order they were last written.
     static let create = """
         BEGIN;
         CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT, WITHOUT ROWID;
-        INSERT INTO meta(key, value) VALUES('next_request_id', 1);
+        INSERT INTO meta(key, value) VALUES('next_request_id', 1), ('result_seq_reserved', 1);
         INSERT INTO meta(key, value) VALUES('fingerprint_seed_1', random()), ('fingerprint_seed_2', random());
         CREATE TABLE requests(
             id INTEGER PRIMARY KEY,
             client BLOB NOT NULL, request_id BLOB NOT NULL, identity BLOB NOT NULL, intent_type BLOB NOT NULL,
             phase TEXT NOT NULL, body BLOB NOT NULL, deadline_ms INTEGER NOT NULL, accepted_at INTEGER NOT NULL,
             idempotency_key BLOB, attempt INTEGER NOT NULL, version INTEGER NOT NULL,
-            handle_dispatched INTEGER NOT NULL DEFAULT 0
+            handle_dispatched INTEGER NOT NULL DEFAULT 0,
+            result_seq INTEGER, is_error INTEGER, result_phase TEXT, stored_at INTEGER,
+            CHECK((stored_at IS NULL) = (result_seq IS NULL))
         ) STRICT;
+        CREATE INDEX requests_ended ON requests(stored_at) WHERE stored_at IS NOT NULL;
         CREATE TABLE listeners(
             seq INTEGER PRIMARY KEY,
             request INTEGER NOT NULL REFERENCES requests(id) ON DELETE CASCADE,
@@ -34,8 +48,7 @@ enum SQLiteJournalSchema {
         CREATE TABLE results(
             seq INTEGER PRIMARY KEY,
             client BLOB NOT NULL, request_id BLOB NOT NULL, version INTEGER NOT NULL,
-            is_error INTEGER NOT NULL, phase TEXT NOT NULL, body BLOB NOT NULL, stored_at INTEGER NOT NULL,
-            UNIQUE(client, request_id, version)
+            is_error INTEGER NOT NULL, phase TEXT NOT NULL, body BLOB NOT NULL, stored_at INTEGER NOT NULL
         ) STRICT;
         CREATE INDEX results_by_time ON results(stored_at);
         CREATE TABLE key_records(

@@ -13,13 +13,19 @@ final class SQLiteJournalStore {
     private let clock = ContinuousClock()
     private var lastSync: ContinuousClock.Instant
     private var unsynced = false
+    /// What commits keep in step with the file (read at open, changed only by a commit that succeeded).
+    private var counters = Counters(
+        highestID: 0, storedNextID: 1, nextResultSeq: 1, resultSeqReserved: 1, requestsWithListeners: [])
 
     /// The statements a journal prepares once, at open.
     struct Statements {
         let begin, commit, rollback: SQLiteStatement
-        let insertRequest, insertListener, deleteListener, dispatch, deleteRequest, insertResult: SQLiteStatement
-        let upsertKeyRecord, deleteKeyRecord, expireResults, expireKeyRecords, advanceNextID: SQLiteStatement
-        let selectRequests, selectListeners, selectResults, selectKeyRecords, selectNextID: SQLiteStatement
+        let insertRequest, insertListener, deleteListener, deleteListeners, dispatch: SQLiteStatement
+        let selectOpenKey, endInPlace, deleteRequest, insertResult: SQLiteStatement
+        let upsertKeyRecord, deleteKeyRecord, expireEnded, expireResults, expireKeyRecords: SQLiteStatement
+        let advanceNextID, reserveResultSeqs: SQLiteStatement
+        let selectRequests, selectListeners, selectEnded, selectResults, selectKeyRecords: SQLiteStatement
+        let selectNextID, selectHighestID: SQLiteStatement
 
         init(_ c: SQLiteConnection) throws(JournalError) {
             begin = try c.prepare("BEGIN IMMEDIATE")
@@ -31,16 +37,28 @@ final class SQLiteJournalStore {
                     accepted_at, idempotency_key, attempt, version, handle_dispatched)
                 VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
                 """)
+            // Only to an open request (the foreign key alone would accept an ended row).
             insertListener = try c.prepare(
-                "INSERT INTO listeners(request, client, request_id, version) VALUES(?1, ?2, ?3, ?4)")
+                """
+                INSERT INTO listeners(request, client, request_id, version)
+                SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM requests WHERE id = ?1 AND stored_at IS NULL)
+                """)
             deleteListener = try c.prepare(
                 "DELETE FROM listeners WHERE request = ?1 AND client = ?2 AND request_id = ?3 AND version = ?4")
-            dispatch = try c.prepare("UPDATE requests SET handle_dispatched = 1 WHERE id = ?1")
-            deleteRequest = try c.prepare("DELETE FROM requests WHERE id = ?1")
+            deleteListeners = try c.prepare("DELETE FROM listeners WHERE request = ?1")
+            dispatch = try c.prepare("UPDATE requests SET handle_dispatched = 1 WHERE id = ?1 AND stored_at IS NULL")
+            selectOpenKey = try c.prepare(
+                "SELECT client, request_id, version FROM requests WHERE id = ?1 AND stored_at IS NULL")
+            endInPlace = try c.prepare(
+                """
+                UPDATE requests SET body = ?2, result_seq = ?3, is_error = ?4, result_phase = ?5, stored_at = ?6
+                WHERE id = ?1 AND stored_at IS NULL AND client = ?7 AND request_id = ?8 AND version = ?9
+                """)
+            deleteRequest = try c.prepare("DELETE FROM requests WHERE id = ?1 AND stored_at IS NULL")
             insertResult = try c.prepare(
                 """
-                INSERT OR REPLACE INTO results(client, request_id, version, is_error, phase, body, stored_at)
-                VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                INSERT INTO results(seq, client, request_id, version, is_error, phase, body, stored_at)
+                VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                 """)
             upsertKeyRecord = try c.prepare(
                 """
@@ -50,18 +68,29 @@ final class SQLiteJournalStore {
                 """)
             deleteKeyRecord = try c.prepare(
                 "DELETE FROM key_records WHERE identity = ?1 AND intent_type = ?2 AND key = ?3")
+            expireEnded = try c.prepare("DELETE FROM requests WHERE stored_at < ?1")
             expireResults = try c.prepare("DELETE FROM results WHERE stored_at < ?1")
             expireKeyRecords = try c.prepare("DELETE FROM key_records WHERE ended_at < ?1")
             advanceNextID = try c.prepare("UPDATE meta SET value = ?1 WHERE key = 'next_request_id' AND value < ?1")
+            reserveResultSeqs = try c.prepare(
+                """
+                INSERT INTO meta(key, value) VALUES('result_seq_reserved', ?1)
+                ON CONFLICT(key) DO UPDATE SET value = excluded.value WHERE value < excluded.value
+                """)
             selectRequests = try c.prepare(
                 """
                 SELECT id, client, request_id, identity, intent_type, phase, body, deadline_ms, accepted_at,
                     idempotency_key, attempt, version, handle_dispatched
-                FROM requests ORDER BY id
+                FROM requests WHERE stored_at IS NULL ORDER BY id
                 """)
             selectListeners = try c.prepare("SELECT request, client, request_id, version FROM listeners ORDER BY seq")
+            selectEnded = try c.prepare(
+                """
+                SELECT result_seq, client, request_id, version, is_error, result_phase, body, stored_at
+                FROM requests WHERE stored_at IS NOT NULL
+                """)
             selectResults = try c.prepare(
-                "SELECT client, request_id, version, is_error, phase, body, stored_at FROM results ORDER BY seq")
+                "SELECT seq, client, request_id, version, is_error, phase, body, stored_at FROM results")
             selectKeyRecords = try c.prepare(
                 """
                 SELECT identity, intent_type, key, fingerprint, attempts, state, request, is_error, phase, body,
@@ -69,6 +98,7 @@ final class SQLiteJournalStore {
                 FROM key_records ORDER BY seq
                 """)
             selectNextID = try c.prepare("SELECT value FROM meta WHERE key = 'next_request_id'")
+            selectHighestID = try c.prepare("SELECT coalesce(max(id), 0) FROM requests")
         }
     }
 
@@ -99,6 +129,14 @@ final class SQLiteJournalStore {
         }
         try connection.execute("PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = 67108864")
         statements = try Statements(connection)
+        let reserved = max(1, try connection.integer("SELECT value FROM meta WHERE key = 'result_seq_reserved'"))
+        counters = Counters(
+            highestID: UInt64(max(0, try connection.integer("SELECT coalesce(max(id), 0) FROM requests"))),
+            storedNextID: UInt64(
+                max(1, try connection.integer("SELECT value FROM meta WHERE key = 'next_request_id'"))),
+            nextResultSeq: reserved, resultSeqReserved: reserved,
+            requestsWithListeners: Set(
+                try connection.texts("SELECT DISTINCT request FROM listeners").compactMap { UInt64($0) }))
         let seeds = try connection.texts(
             "SELECT value FROM meta WHERE key IN ('fingerprint_seed_1', 'fingerprint_seed_2') ORDER BY key")
         fingerprintSeeds = seeds.compactMap { Int64($0).map { UInt64(bitPattern: $0) } }
@@ -135,7 +173,10 @@ final class SQLiteJournalStore {
 
     private func read(_ s: Statements) throws(JournalError) -> JournalState {
         // A read that failed midway left its statement on a row: start every query from its first row.
-        for query in [s.selectRequests, s.selectListeners, s.selectResults, s.selectKeyRecords, s.selectNextID] {
+        for query in [
+            s.selectRequests, s.selectListeners, s.selectEnded, s.selectResults, s.selectKeyRecords, s.selectNextID,
+            s.selectHighestID,
+        ] {
             query.reset()
         }
         var state = JournalState()
@@ -157,13 +198,7 @@ final class SQLiteJournalStore {
             state.requests[at].listeners.append(
                 JournalRequestKey(client: q.blob(1), requestID: q.blob(2), version: try version(q.int64(3))))
         }
-        while try s.selectResults.step() {
-            let q = s.selectResults
-            state.results.append(
-                JournalResult(
-                    key: JournalRequestKey(client: q.blob(0), requestID: q.blob(1), version: try version(q.int64(2))),
-                    isError: q.int64(3) != 0, phase: q.text(4), body: q.blob(5), storedAt: q.int64(6)))
-        }
+        state.results = try readResults(s)
         while try s.selectKeyRecords.step() {
             let q = s.selectKeyRecords
             let recordState: JournalKeyRecord.State
@@ -187,9 +222,41 @@ final class SQLiteJournalStore {
             next = max(next, UInt64(bitPattern: s.selectNextID.int64(0)))
             s.selectNextID.reset()
         }
-        if let last = state.requests.last { next = max(next, last.id + 1) }
+        // Ended requests keep their row (and id) until their result expires.
+        if try s.selectHighestID.step() {
+            next = max(next, UInt64(bitPattern: s.selectHighestID.int64(0)) + 1)
+            s.selectHighestID.reset()
+        }
         state.nextRequestID = next
         return state
+    }
+
+    /// The results of ended requests and of the `results` table, in the order they were written, the last one
+    /// written for each key only.
+    private func readResults(_ s: Statements) throws(JournalError) -> [JournalResult] {
+        var numbered: [(seq: Int64, result: JournalResult)] = []
+        for query in [s.selectEnded, s.selectResults] {
+            while try query.step() {
+                let key = JournalRequestKey(
+                    client: query.blob(1), requestID: query.blob(2), version: try version(query.int64(3)))
+                numbered.append(
+                    (
+                        query.int64(0),
+                        JournalResult(
+                            key: key, isError: query.int64(4) != 0, phase: query.text(5), body: query.blob(6),
+                            storedAt: query.int64(7))
+                    ))
+            }
+        }
+        numbered.sort { $0.seq < $1.seq }
+        var last: [JournalRequestKey: Int] = [:]
+        for (offset, entry) in numbered.enumerated() { last[entry.result.key] = offset }
+        var results: [JournalResult] = []
+        results.reserveCapacity(last.count)
+        for (offset, entry) in numbered.enumerated() where last[entry.result.key] == offset {
+            results.append(entry.result)
+        }
+        return results
     }
 
     private func version(_ value: Int64) throws(JournalError) -> UInt8 {
@@ -201,19 +268,54 @@ final class SQLiteJournalStore {
 
     // MARK: Commit
 
+    /// Request ids and result numbers as committed.
+    private struct Counters {
+        /// The highest request id accepted (0 for none): through this store, or found at open.
+        var highestID: UInt64
+        /// `meta.next_request_id`: every id below it is recorded as used.
+        var storedNextID: UInt64
+        /// The number of the next result written.
+        var nextResultSeq: Int64
+        /// `meta.result_seq_reserved`: above every result number used.
+        var resultSeqReserved: Int64
+        /// The open requests that may have listeners (rows in `listeners`).
+        var requestsWithListeners: Set<UInt64>
+        /// Whether this commit removed a request row whose id `next_request_id` does not cover.
+        var removedUncoveredID = false
+    }
+
     func commit(_ operations: [JournalOperation]) throws(JournalError) {
         guard !operations.isEmpty else { return }
         let (connection, s) = try open()
         let start = clock.now
         try s.begin.run()
+        var counters = self.counters
         do throws(JournalError) {
-            var highestAccepted: UInt64?
-            for operation in operations {
-                try apply(operation, s, connection, highestAccepted: &highestAccepted)
+            var index = operations.startIndex
+            while index < operations.endIndex {
+                // A request accepted and dispatched at once (a handle phase) is inserted dispatched.
+                if case .accepted(var request) = operations[index], index + 1 < operations.endIndex,
+                    case .handleDispatched(let id) = operations[index + 1], id == request.id
+                {
+                    request.handleDispatched = true
+                    try apply(.accepted(request), s, connection, &counters)
+                    index += 2
+                } else {
+                    try apply(operations[index], s, connection, &counters)
+                    index += 1
+                }
             }
-            if let highestAccepted {
-                try s.advanceNextID.bind(1, Int64(highestAccepted) + 1)
+            // `next_request_id` only has to cover the ids no row keeps: written when a commit removes a row whose
+            // id it does not cover, it jumps past every id accepted so far (so most commits do not write it).
+            if counters.removedUncoveredID {
+                counters.storedNextID = counters.highestID + 1
+                try s.advanceNextID.bind(1, Int64(counters.storedNextID))
                 try s.advanceNextID.run()
+            }
+            if counters.nextResultSeq > counters.resultSeqReserved {
+                counters.resultSeqReserved = counters.nextResultSeq + 1_000_000
+                try s.reserveResultSeqs.bind(1, counters.resultSeqReserved)
+                try s.reserveResultSeqs.run()
             }
             try s.commit.run()
         } catch {
@@ -221,6 +323,8 @@ final class SQLiteJournalStore {
             if connection.inTransaction { try? s.rollback.run() }
             throw error
         }
+        counters.removedUncoveredID = false
+        self.counters = counters
         let elapsed = start.duration(to: clock.now).components
         recorder.recordCommit(
             operations: operations.count,
@@ -230,8 +334,7 @@ final class SQLiteJournalStore {
     }
 
     private func apply(
-        _ operation: JournalOperation, _ s: Statements, _ connection: SQLiteConnection,
-        highestAccepted: inout UInt64?
+        _ operation: JournalOperation, _ s: Statements, _ connection: SQLiteConnection, _ counters: inout Counters
     ) throws(JournalError) {
         switch operation {
         case .accepted(let request):
@@ -253,10 +356,10 @@ final class SQLiteJournalStore {
             try q.bind(12, Int(request.version))
             try q.bind(13, request.handleDispatched)
             try q.run()
-            for listener in request.listeners { try insertListener(request.id, listener, s) }
-            highestAccepted = max(highestAccepted ?? 0, request.id)
+            for listener in request.listeners { try insertListener(request.id, listener, s, connection, &counters) }
+            counters.highestID = max(counters.highestID, request.id)
         case .attached(let request, let key):
-            try insertListener(request, key, s)
+            try insertListener(request, key, s, connection, &counters)
         case .detached(let request, let key):
             try s.deleteListener.bind(1, Int64(bitPattern: request))
             try s.deleteListener.bind(2, key.client)
@@ -268,12 +371,9 @@ final class SQLiteJournalStore {
             try s.dispatch.run()
             guard connection.changes == 1 else { throw invalid("handle dispatched for request \(request), not open") }
         case .ended(let request, let results):
-            try s.deleteRequest.bind(1, Int64(bitPattern: request))
-            try s.deleteRequest.run()
-            guard connection.changes == 1 else { throw invalid("request \(request) ended but is not open") }
-            for result in results { try store(result, s) }
+            try end(request, results, s, connection, &counters)
         case .stored(let results):
-            for result in results { try store(result, s) }
+            for result in results { try store(result, s, &counters) }
         case .keyRecord(let record):
             let q = s.upsertKeyRecord
             try q.bind(1, record.identity)
@@ -306,6 +406,9 @@ final class SQLiteJournalStore {
             try s.deleteKeyRecord.bind(3, key)
             try s.deleteKeyRecord.run()
         case .resultsExpired(let storedBefore):
+            try s.expireEnded.bind(1, storedBefore)
+            try s.expireEnded.run()
+            if connection.changes > 0 { counters.removedUncoveredID = true }
             try s.expireResults.bind(1, storedBefore)
             try s.expireResults.run()
         case .keyRecordsExpired(let endedBefore):
@@ -314,23 +417,92 @@ final class SQLiteJournalStore {
         }
     }
 
-    private func insertListener(_ request: UInt64, _ key: JournalRequestKey, _ s: Statements) throws(JournalError) {
+    /// Ends an open request: its result for its own key is written over its row, the other results go to
+    /// `results`; without a result for its own key, its row is removed. Its listeners are removed.
+    private func end(
+        _ request: UInt64, _ results: [JournalResult], _ s: Statements, _ connection: SQLiteConnection,
+        _ counters: inout Counters
+    ) throws(JournalError) {
+        let id = Int64(bitPattern: request)
+        // The broker names the request's own key first: that result is tried over the row at once.
+        let own: Int?
+        if let first = results.first, try writeOver(id, first, s, connection, &counters) {
+            own = 0
+        } else {
+            try s.selectOpenKey.bind(1, id)
+            guard try s.selectOpenKey.step() else { throw invalid("request \(request) ended but is not open") }
+            let key = JournalRequestKey(
+                client: s.selectOpenKey.blob(0), requestID: s.selectOpenKey.blob(1),
+                version: UInt8(truncatingIfNeeded: s.selectOpenKey.int64(2)))
+            s.selectOpenKey.reset()
+            own = results.lastIndex { $0.key == key }
+            if own == nil {
+                try s.deleteRequest.bind(1, id)
+                try s.deleteRequest.run()
+                if request >= counters.storedNextID { counters.removedUncoveredID = true }
+            }
+        }
+        if counters.requestsWithListeners.remove(request) != nil {
+            try s.deleteListeners.bind(1, id)
+            try s.deleteListeners.run()
+        }
+        // The results of one ending are numbered in their order.
+        for (offset, result) in results.enumerated() where offset > 0 || own != 0 {
+            if offset == own {
+                guard try writeOver(id, result, s, connection, &counters) else {
+                    throw invalid("request \(request) ended but is not open")
+                }
+            } else {
+                try store(result, s, &counters)
+            }
+        }
+    }
+
+    /// Writes `result` over the open request `id` if it answers that request's own key; returns whether it did.
+    private func writeOver(
+        _ id: Int64, _ result: JournalResult, _ s: Statements, _ connection: SQLiteConnection,
+        _ counters: inout Counters
+    ) throws(JournalError) -> Bool {
+        let q = s.endInPlace
+        try q.bind(1, id)
+        try q.bind(2, result.body)
+        try q.bind(3, counters.nextResultSeq)
+        try q.bind(4, result.isError)
+        try q.bind(5, result.phase)
+        try q.bind(6, result.storedAt)
+        try q.bind(7, result.key.client)
+        try q.bind(8, result.key.requestID)
+        try q.bind(9, Int(result.key.version))
+        try q.run()
+        guard connection.changes == 1 else { return false }
+        counters.nextResultSeq += 1
+        return true
+    }
+
+    private func insertListener(
+        _ request: UInt64, _ key: JournalRequestKey, _ s: Statements, _ connection: SQLiteConnection,
+        _ counters: inout Counters
+    ) throws(JournalError) {
         try s.insertListener.bind(1, Int64(bitPattern: request))
         try s.insertListener.bind(2, key.client)
         try s.insertListener.bind(3, key.requestID)
         try s.insertListener.bind(4, Int(key.version))
         try s.insertListener.run()
+        guard connection.changes == 1 else { throw invalid("a duplicate attached to request \(request), not open") }
+        counters.requestsWithListeners.insert(request)
     }
 
-    private func store(_ result: JournalResult, _ s: Statements) throws(JournalError) {
+    private func store(_ result: JournalResult, _ s: Statements, _ counters: inout Counters) throws(JournalError) {
         let q = s.insertResult
-        try q.bind(1, result.key.client)
-        try q.bind(2, result.key.requestID)
-        try q.bind(3, Int(result.key.version))
-        try q.bind(4, result.isError)
-        try q.bind(5, result.phase)
-        try q.bind(6, result.body)
-        try q.bind(7, result.storedAt)
+        try q.bind(1, counters.nextResultSeq)
+        counters.nextResultSeq += 1
+        try q.bind(2, result.key.client)
+        try q.bind(3, result.key.requestID)
+        try q.bind(4, Int(result.key.version))
+        try q.bind(5, result.isError)
+        try q.bind(6, result.phase)
+        try q.bind(7, result.body)
+        try q.bind(8, result.storedAt)
         try q.run()
     }
 

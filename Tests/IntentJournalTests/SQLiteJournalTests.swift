@@ -89,6 +89,79 @@ import Testing
         #expect(state.nextRequestID == 42)
     }
 
+    @Test func theNextIDSurvivesEndingTheHighestRequestAfterAReopen() throws {
+        let path = try directory.journal()
+        var journal = try SQLiteJournal(path: path)
+        try journal.commit([.accepted(Sample.request(1)), .accepted(Sample.request(2)), .accepted(Sample.request(3))])
+        journal.close()
+        // A new session ends the highest id, which only its row recorded until then.
+        journal = try SQLiteJournal(path: path)
+        try journal.commit([.ended(request: 3, results: [])])
+        journal.close()
+        #expect(try SQLiteJournal.recovered(path).nextRequestID == 4)
+        journal = try SQLiteJournal(path: path)
+        try journal.commit([.accepted(Sample.request(4))])
+        try journal.commit([.ended(request: 4, results: []), .ended(request: 2, results: [])])
+        try journal.commit([.ended(request: 1, results: [])])
+        journal.close()
+        let state = try SQLiteJournal.recovered(path)
+        #expect(state.requests.isEmpty)
+        #expect(state.nextRequestID == 5)
+        #expect(try SQLiteJournal.check(path: path).nextRequestID == 5)
+    }
+
+    @Test func aReplacedResultCountsOnceAndExpiresWithoutItsReplacement() throws {
+        let path = try directory.journal()
+        let journal = try SQLiteJournal(path: path)
+        let key = Sample.key("c", "again")
+        let first = Sample.result(key, storedAt: 100)
+        let other = Sample.result(Sample.key("c", "other"), storedAt: 150)
+        let second = Sample.result(key, storedAt: 200, isError: true)
+        try journal.commit([.stored([first, other])])
+        try journal.commit([.stored([second])])
+        #expect(try SQLiteJournal.check(path: path).results == 2)
+        #expect(try journal.recover().results == [other, second])
+        // The replaced result expires on its own time; its replacement stays.
+        try journal.commit([.resultsExpired(storedBefore: 160)])
+        #expect(try journal.recover().results == [second])
+        #expect(try SQLiteJournal.check(path: path).results == 1)
+        journal.close()
+    }
+
+    @Test func anEndedRequestsResultExpiresOnItsTimeAndItsIDStaysUsed() throws {
+        let path = try directory.journal()
+        let journal = try SQLiteJournal(path: path)
+        let (early, late) = (Sample.request(1), Sample.request(2))
+        let listener = Sample.key("client-l", "dup")
+        try journal.commit([.accepted(early), .accepted(late), .attached(request: 2, listener)])
+        let lateResults = [Sample.result(late.key, storedAt: 300), Sample.result(listener, storedAt: 300)]
+        try journal.commit([.ended(request: 2, results: lateResults)])
+        try journal.commit([.ended(request: 1, results: [Sample.result(early.key, storedAt: 100)])])
+        // An ended request is neither open nor able to take a duplicate or a handle job.
+        for batch: [JournalOperation] in [
+            [.attached(request: 2, Sample.key("c", "x"))], [.handleDispatched(request: 2)],
+            [.ended(request: 2, results: [])],
+            [.accepted(Sample.request(2))],
+        ] {
+            #expect(throws: JournalError.self) { try journal.commit(batch) }
+        }
+        var state = try journal.recover()
+        #expect(state.requests.isEmpty)
+        #expect(state.results == lateResults + [Sample.result(early.key, storedAt: 100)])
+        var summary = try SQLiteJournal.check(path: path)
+        #expect(summary.openRequests == 0 && summary.results == 3 && summary.listeners == 0)
+        try journal.commit([.resultsExpired(storedBefore: 200)])
+        state = try journal.recover()
+        #expect(state.results == lateResults)
+        try journal.commit([.resultsExpired(storedBefore: 400)])
+        journal.close()
+        state = try SQLiteJournal.recovered(path)
+        #expect(state.results.isEmpty)
+        #expect(state.nextRequestID == 3)
+        summary = try SQLiteJournal.check(path: path)
+        #expect(summary.results == 0 && summary.nextRequestID == 3)
+    }
+
     @Test func expiryRemovesOnlyWhatEndedBeforeTheCutoff() throws {
         let path = try directory.journal()
         let journal = try SQLiteJournal(path: path)
