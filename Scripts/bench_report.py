@@ -180,4 +180,8 @@ if overload:
     misses = overload["deadline_misses"]
     print(f"- zero deadline misses under 2x overload: {misses} -> {'PASS' if misses == 0 else 'FAIL'}")
 idle = int(meta.get("idle_worker_rss_kb", 0)) / 1024
-print(f"- idle worker under 15 MB resident: {idle:.1f} MiB -> {'PASS' if 0 < idle < 15 else 'FAIL'}")
+if idle > 0:
+    print(f"- idle worker under 15 MB resident: {idle:.1f} MiB -> {'PASS' if 0 < idle < 15 else 'FAIL'}")
+if all(all(rounds) for rounds in journal_rounds.values()):
+    ratio = sum(r["rps"] for r in journal_rounds["sqlite"]) / sum(r["rps"] for r in journal_rounds["memory"])
+    print(f"- echo with the SQLite journal >= 0.5x memory-only: {ratio:.2f}x -> {'PASS' if ratio >= 0.5 else 'FAIL'}")
