@@ -87,7 +87,10 @@ import Testing
     @Test func aWriterKilledMidRunLeavesEveryCommitAndHoldsTheLockWhileAlive() throws {
         let process = Process()
         process.executableURL = Self.executable
-        process.arguments = ["journal", "bench", "--directory", directory.path, "--seconds", "60"]
+        // Requests stay open (none is ended), so the journal holds every request accepted so far: a prefix.
+        process.arguments = [
+            "journal", "bench", "--directory", directory.path, "--seconds", "60", "--in-flight", "100000000",
+        ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
