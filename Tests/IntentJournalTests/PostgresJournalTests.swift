@@ -269,6 +269,51 @@ import Testing
         expectError(.invalidOperation) { _ = try PostgresJournal(url: "postgres:///nohost") }
     }
 
+    /// The commit throughput against the private server, printed, never asserted: batches of 50 requests' worth of
+    /// operations (50 accepted, the previous batch's 50 handle dispatches, the batch before's 50 endings with one
+    /// result each). Runs when `CONCIERGE_JOURNAL_BENCH` is set (its value: the number of batches, 2,000 if not a
+    /// number): `CONCIERGE_JOURNAL_BENCH=2000 swift test --skip-build --filter PostgresJournalTests.commitThroughput`.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["CONCIERGE_JOURNAL_BENCH"] != nil))
+    func commitThroughput() throws {
+        let batches = Int(ProcessInfo.processInfo.environment["CONCIERGE_JOURNAL_BENCH"] ?? "") ?? 2_000
+        let url = try database("throughput")
+        let journal = try PostgresJournal(url: url)
+        defer { journal.close() }
+        let perBatch = 50
+        var operations = 0
+        let clock = ContinuousClock()
+        let start = clock.now
+        for batch in 0..<(batches + 2) {
+            var ops: [JournalOperation] = []
+            if batch < batches {
+                for i in 0..<perBatch {
+                    let id = UInt64(batch * perBatch + i + 1)
+                    ops.append(.accepted(Sample.request(id, idempotencyKey: nil)))
+                }
+            }
+            if batch >= 1, batch - 1 < batches {
+                for i in 0..<perBatch { ops.append(.handleDispatched(request: UInt64((batch - 1) * perBatch + i + 1))) }
+            }
+            if batch >= 2 {
+                for i in 0..<perBatch {
+                    let id = UInt64((batch - 2) * perBatch + i + 1)
+                    let result = Sample.result(Sample.key("client-a", "req-\(id)"), storedAt: 1_700_000_000_000)
+                    ops.append(.ended(request: id, results: [result]))
+                }
+            }
+            try journal.commit(ops)
+            operations += ops.count
+        }
+        let elapsed = start.duration(to: clock.now).components
+        let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        let commits = batches + 2
+        print(
+            "PostgreSQL journal: \(commits) commits, \(operations) operations in \(String(format: "%.2f", seconds)) s: "
+                + "\(Int(Double(operations) / seconds)) operations/s, \(Int(Double(commits) / seconds)) commits/s, "
+                + "\(Int(Double(batches * perBatch) / seconds)) requests/s; commit latency µs \(journal.statistics.commitLatency)")
+        #expect(try journal.recover().requests.isEmpty)
+    }
+
     @Test func journalInitCreatesAPostgresJournal() throws {
         let url = try database("cli", create: false)
         let created = try JournalCommandTests().concierge("journal", "init", url)
