@@ -16,6 +16,8 @@ final class PostgresJournalStore {
     private var connection: PostgresConnection?
     private var lost = false
     private var recorder = CommitRecorder()
+    /// How many statements this store sent (each one round trip), for tests.
+    private(set) var statements = 0
     private let clock = ContinuousClock()
     private let logger = Logger(label: "concierge.journal.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
 
@@ -246,6 +248,7 @@ final class PostgresJournalStore {
         _ sql: String, _ binds: PostgresBindings = PostgresBindings(), timeout: TimeAmount = queryTimeout
     ) throws(JournalError) -> PostgresQueryResult {
         let connection = try open()
+        statements += 1
         do {
             // A connection PostgreSQL closed (a restart) can leave a new query waiting forever: fail at once.
             guard !connection.isClosed else {
@@ -407,7 +410,8 @@ final class PostgresJournalStore {
 
     // MARK: Commit
 
-    /// One transaction: BEGIN, the fence (this session still holds the leader lock), the operations, COMMIT.
+    /// One transaction: BEGIN, the fence (this session still holds the leader lock), a constant number of set-based
+    /// statements (see ``PostgresJournalBatch``), COMMIT. The round trips do not grow with the batch.
     func commit(_ operations: [JournalOperation]) throws(JournalError) {
         guard !operations.isEmpty else { return }
         _ = try open()
@@ -422,11 +426,13 @@ final class PostgresJournalStore {
                     message: "\(name): this session no longer holds the journal's leader lock: another broker may "
                         + "be active. Nothing of this commit is written.")
             }
-            var highestAccepted: UInt64?
-            for operation in operations { try apply(operation, highestAccepted: &highestAccepted) }
-            if let highestAccepted {
-                try query(PostgresJournalSchema.advanceNextID, binds { $0.append(Int64(highestAccepted) + 1) })
+            let batch: PostgresJournalBatch
+            do {
+                batch = try PostgresJournalBatch(operations)
+            } catch {
+                throw invalid("request id \(error.id) is out of range (1 up to 2^63 - 2)")
             }
+            for segment in batch.segments { try apply(segment) }
             try query("COMMIT")
         } catch {
             if !lost { _ = try? query("ROLLBACK") }
@@ -438,122 +444,154 @@ final class PostgresJournalStore {
             nanoseconds: UInt64(elapsed.seconds) * 1_000_000_000 + UInt64(elapsed.attoseconds / 1_000_000_000))
     }
 
-    private func apply(_ operation: JournalOperation, highestAccepted: inout UInt64?) throws(JournalError) {
-        switch operation {
-        case .accepted(let request):
-            guard request.id >= 1, request.id < UInt64(Int64.max) else {
-                throw invalid("request id \(request.id) is out of range (1 up to 2^63 - 2)")
-            }
-            let idempotencyKey = request.idempotencyKey.map { key in ByteBuffer(bytes: key) }
+    /// Applies one segment: at most one statement per kind, in the order ``PostgresJournalBatch`` explains; checks
+    /// that every handle dispatch and ending found its open request.
+    private func apply(_ segment: PostgresJournalBatch.Segment) throws(JournalError) {
+        if let highest = segment.highestAccepted {
+            let requests = segment.accepted
             try query(
-                PostgresJournalSchema.insertRequest,
+                PostgresJournalSchema.insertRequests,
                 binds {
-                    $0.append(Int64(request.id))
-                    $0.append(ByteBuffer(bytes: request.client))
-                    $0.append(ByteBuffer(bytes: request.requestID))
-                    $0.append(ByteBuffer(bytes: request.identity))
-                    $0.append(ByteBuffer(bytes: request.intentType))
-                    $0.append(request.phase)
-                    $0.append(ByteBuffer(bytes: request.body))
-                    $0.append(Int64(request.deadlineMilliseconds))
-                    $0.append(request.acceptedAt)
-                    $0.append(idempotencyKey)
-                    $0.append(Int64(request.attempt))
-                    $0.append(Int16(request.version))
-                    $0.append(request.handleDispatched)
+                    $0.append(requests.map { Int64($0.id) })
+                    $0.append(requests.map { ByteBuffer(bytes: $0.client) })
+                    $0.append(requests.map { ByteBuffer(bytes: $0.requestID) })
+                    $0.append(requests.map { ByteBuffer(bytes: $0.identity) })
+                    $0.append(requests.map { ByteBuffer(bytes: $0.intentType) })
+                    $0.append(requests.map(\.phase))
+                    $0.append(requests.map { ByteBuffer(bytes: $0.body) })
+                    $0.append(requests.map { Int64($0.deadlineMilliseconds) })
+                    $0.append(requests.map(\.acceptedAt))
+                    $0.append(requests.map { ByteBuffer(bytes: $0.idempotencyKey ?? []) })
+                    $0.append(requests.map { $0.idempotencyKey != nil })
+                    $0.append(requests.map { Int64($0.attempt) })
+                    $0.append(requests.map { Int16($0.version) })
+                    $0.append(requests.map(\.handleDispatched))
+                    $0.append(Int64(highest) + 1)
                 })
-            for listener in request.listeners { try insertListener(request.id, listener) }
-            highestAccepted = max(highestAccepted ?? 0, request.id)
-        case .attached(let request, let key):
-            try insertListener(request, key)
-        case .detached(let request, let key):
-            try query(
-                PostgresJournalSchema.deleteListener,
-                binds {
-                    $0.append(Int64(bitPattern: request))
-                    $0.append(ByteBuffer(bytes: key.client))
-                    $0.append(ByteBuffer(bytes: key.requestID))
-                    $0.append(Int16(key.version))
-                })
-        case .handleDispatched(let request):
-            let result = try query(PostgresJournalSchema.dispatch, binds { $0.append(Int64(bitPattern: request)) })
-            guard result.metadata.rows == 1 else { throw invalid("handle dispatched for request \(request), not open") }
-        case .ended(let request, let results):
+        }
+        if !segment.listenerDeletes.isEmpty {
+            try query(PostgresJournalSchema.deleteListeners, listenerBinds(segment.listenerDeletes))
+        }
+        if !segment.listenerInserts.isEmpty {
+            try query(PostgresJournalSchema.insertListeners, listenerBinds(segment.listenerInserts))
+        }
+        if !segment.dispatched.isEmpty {
+            let ids = segment.dispatched
             let result = try query(
-                PostgresJournalSchema.deleteRequest, binds { $0.append(Int64(bitPattern: request)) })
-            guard result.metadata.rows == 1 else { throw invalid("request \(request) ended but is not open") }
-            for result in results { try store(result) }
-        case .stored(let results):
-            for result in results { try store(result) }
-        case .keyRecord(let record):
-            try query(
-                PostgresJournalSchema.upsertKeyRecord,
-                binds {
-                    $0.append(ByteBuffer(bytes: record.identity))
-                    $0.append(ByteBuffer(bytes: record.intentType))
-                    $0.append(ByteBuffer(bytes: record.key))
-                    $0.append(ByteBuffer(bytes: record.fingerprint))
-                    $0.append(Int64(record.attempts))
-                    switch record.state {
-                    case .inFlight(let request):
-                        $0.append(StoredState.inFlight.rawValue)
-                        $0.append(Int64(bitPattern: request))
-                        $0.append(Bool?.none)
-                        $0.append(String?.none)
-                        $0.append(ByteBuffer?.none)
-                    case .completed(let isError, let phase, let body):
-                        $0.append(StoredState.completed.rawValue)
-                        $0.append(Int64?.none)
-                        $0.append(isError)
-                        $0.append(phase)
-                        $0.append(ByteBuffer(bytes: body))
-                    case .outcomeUnknown:
-                        $0.append(StoredState.outcomeUnknown.rawValue)
-                        $0.append(Int64?.none)
-                        $0.append(Bool?.none)
-                        $0.append(String?.none)
-                        $0.append(ByteBuffer?.none)
-                    }
-                    $0.append(record.endedAt)
-                })
-        case .keyRemoved(let identity, let intentType, let key):
-            try query(
-                PostgresJournalSchema.deleteKeyRecord,
-                binds {
-                    $0.append(ByteBuffer(bytes: identity))
-                    $0.append(ByteBuffer(bytes: intentType))
-                    $0.append(ByteBuffer(bytes: key))
-                })
-        case .resultsExpired(let storedBefore):
+                PostgresJournalSchema.dispatchRequests, binds { $0.append(ids.map { Int64(bitPattern: $0) }) })
+            guard result.metadata.rows == ids.count else {
+                throw invalid("handle dispatched for \(notOpen(ids.count, result.metadata.rows)) not open")
+            }
+        }
+        if !segment.ended.isEmpty {
+            let ids = segment.ended
+            let result = try query(
+                PostgresJournalSchema.deleteRequests, binds { $0.append(ids.map { Int64(bitPattern: $0) }) })
+            guard result.metadata.rows == ids.count else {
+                throw invalid("\(notOpen(ids.count, result.metadata.rows)) ended but not open")
+            }
+        }
+        if let storedBefore = segment.resultsExpireBefore {
             try query(PostgresJournalSchema.expireResults, binds { $0.append(storedBefore) })
-        case .keyRecordsExpired(let endedBefore):
+        }
+        if !segment.resultDeletes.isEmpty {
+            let keys = segment.resultDeletes
+            try query(
+                PostgresJournalSchema.deleteResults,
+                binds {
+                    $0.append(keys.map { ByteBuffer(bytes: $0.client) })
+                    $0.append(keys.map { ByteBuffer(bytes: $0.requestID) })
+                    $0.append(keys.map { Int16($0.version) })
+                })
+        }
+        if !segment.results.isEmpty {
+            let results = segment.results
+            try query(
+                PostgresJournalSchema.upsertResults,
+                binds {
+                    $0.append(results.map { ByteBuffer(bytes: $0.key.client) })
+                    $0.append(results.map { ByteBuffer(bytes: $0.key.requestID) })
+                    $0.append(results.map { Int16($0.key.version) })
+                    $0.append(results.map(\.isError))
+                    $0.append(results.map(\.phase))
+                    $0.append(results.map { ByteBuffer(bytes: $0.body) })
+                    $0.append(results.map(\.storedAt))
+                })
+        }
+        if let endedBefore = segment.keyRecordsExpireBefore {
             try query(PostgresJournalSchema.expireKeyRecords, binds { $0.append(endedBefore) })
+        }
+        if !segment.keyRecordDeletes.isEmpty {
+            let keys = segment.keyRecordDeletes
+            try query(
+                PostgresJournalSchema.deleteKeyRecords,
+                binds {
+                    $0.append(keys.map { ByteBuffer(bytes: $0.identity) })
+                    $0.append(keys.map { ByteBuffer(bytes: $0.intentType) })
+                    $0.append(keys.map { ByteBuffer(bytes: $0.key) })
+                })
+        }
+        if !segment.keyRecords.isEmpty {
+            try query(PostgresJournalSchema.upsertKeyRecords, keyRecordBinds(segment.keyRecords))
         }
     }
 
-    private func insertListener(_ request: UInt64, _ key: JournalRequestKey) throws(JournalError) {
-        try query(
-            PostgresJournalSchema.insertListener,
-            binds {
-                $0.append(Int64(bitPattern: request))
-                $0.append(ByteBuffer(bytes: key.client))
-                $0.append(ByteBuffer(bytes: key.requestID))
-                $0.append(Int16(key.version))
-            })
+    /// "request 7" or "3 of 50 requests" (those not found), for messages.
+    private func notOpen(_ expected: Int, _ found: Int?) -> String {
+        expected == 1 ? "a request" : "\(expected - (found ?? 0)) of \(expected) requests"
     }
 
-    private func store(_ result: JournalResult) throws(JournalError) {
-        try query(
-            PostgresJournalSchema.upsertResult,
-            binds {
-                $0.append(ByteBuffer(bytes: result.key.client))
-                $0.append(ByteBuffer(bytes: result.key.requestID))
-                $0.append(Int16(result.key.version))
-                $0.append(result.isError)
-                $0.append(result.phase)
-                $0.append(ByteBuffer(bytes: result.body))
-                $0.append(result.storedAt)
-            })
+    private func listenerBinds(_ listeners: [PostgresJournalBatch.Listener]) -> PostgresBindings {
+        binds {
+            $0.append(listeners.map { Int64(bitPattern: $0.request) })
+            $0.append(listeners.map { ByteBuffer(bytes: $0.key.client) })
+            $0.append(listeners.map { ByteBuffer(bytes: $0.key.requestID) })
+            $0.append(listeners.map { Int16($0.key.version) })
+        }
+    }
+
+    private func keyRecordBinds(_ records: [JournalKeyRecord]) -> PostgresBindings {
+        var states: [Int16] = []
+        var requests: [Int64] = []
+        var isErrors: [Bool] = []
+        var phases: [String] = []
+        var bodies: [ByteBuffer] = []
+        for record in records {
+            switch record.state {
+            case .inFlight(let request):
+                states.append(StoredState.inFlight.rawValue)
+                requests.append(Int64(bitPattern: request))
+                isErrors.append(false)
+                phases.append("")
+                bodies.append(ByteBuffer())
+            case .completed(let isError, let phase, let body):
+                states.append(StoredState.completed.rawValue)
+                requests.append(0)
+                isErrors.append(isError)
+                phases.append(phase)
+                bodies.append(ByteBuffer(bytes: body))
+            case .outcomeUnknown:
+                states.append(StoredState.outcomeUnknown.rawValue)
+                requests.append(0)
+                isErrors.append(false)
+                phases.append("")
+                bodies.append(ByteBuffer())
+            }
+        }
+        return binds {
+            $0.append(records.map { ByteBuffer(bytes: $0.identity) })
+            $0.append(records.map { ByteBuffer(bytes: $0.intentType) })
+            $0.append(records.map { ByteBuffer(bytes: $0.key) })
+            $0.append(records.map { ByteBuffer(bytes: $0.fingerprint) })
+            $0.append(records.map { Int64($0.attempts) })
+            $0.append(states)
+            $0.append(requests)
+            $0.append(isErrors)
+            $0.append(phases)
+            $0.append(bodies)
+            $0.append(records.map { $0.endedAt != nil })
+            $0.append(records.map { $0.endedAt ?? 0 })
+        }
     }
 
     private func invalid(_ what: String) -> JournalError {
