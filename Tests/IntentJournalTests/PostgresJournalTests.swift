@@ -510,7 +510,9 @@ import Testing
     func commitThroughput() throws {
         let batches = Int(ProcessInfo.processInfo.environment["CONCIERGE_JOURNAL_BENCH"] ?? "") ?? 2_000
         let url = try database("throughput")
-        let journal = try PostgresJournal(url: url)
+        // CONCIERGE_JOURNAL_BENCH_SYNC=interval measures without waiting for the WAL flush (synchronous_commit off).
+        let interval = ProcessInfo.processInfo.environment["CONCIERGE_JOURNAL_BENCH_SYNC"] == "interval"
+        let journal = try PostgresJournal(url: url, sync: interval ? .interval(.seconds(1)) : .everyCommit)
         defer { journal.close() }
         let perBatch = 50
         var operations = 0
@@ -541,7 +543,7 @@ import Testing
         let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
         let commits = batches + 2
         print(
-            "PostgreSQL journal: \(commits) commits, \(operations) operations in \(String(format: "%.2f", seconds)) s: "
+            "PostgreSQL journal (\(interval ? "synchronous_commit off" : "synchronous_commit on")): \(commits) commits, \(operations) operations in \(String(format: "%.2f", seconds)) s: "
                 + "\(Int(Double(operations) / seconds)) operations/s, \(Int(Double(commits) / seconds)) commits/s, "
                 + "\(Int(Double(batches * perBatch) / seconds)) requests/s; commit latency µs \(journal.statistics.commitLatency)"
         )
