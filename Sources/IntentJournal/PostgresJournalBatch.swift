@@ -26,6 +26,20 @@
 /// it was used, accepted twice) is cut there into a new segment, applied after the previous one in the same
 /// transaction. A broker never does that (its ids are new and used after they are accepted), so its batches are one
 /// segment, and a commit is a constant number of statements whatever the batch size.
+///
+/// Pair by pair, for operations on the same row (other pairs touch different rows or tables, and commute):
+/// - accepted / attached, detached, handleDispatched, ended of its id: the insert comes first, as the accept does
+///   within a segment; an accept after one of them (or after an end) starts a new segment.
+/// - attached / detached of the same request and key: reduced to the net effect (deletes of older rows, then the
+///   attaches after the last detach); attached twice keeps both rows, as the reference does.
+/// - attached, detached, handleDispatched / ended of the same id: the end comes last within a segment (an operation
+///   after it starts a new segment, where the request is gone, as it would be); its listeners go with the row.
+/// - handleDispatched twice: one update of a distinct id (its count is checked against the distinct ids).
+/// - stored, ended's results / the same key again: the last store wins, at the place of the last store.
+/// - stored / resultsExpired: an expiry removes what was stored before it (reduced here) and every older row.
+/// - keyRecord / keyRecord, keyRemoved of the same key: the last word wins; removal deletes, a write upserts.
+/// - keyRecord / keyRecordsExpired: as results, for records with an end time.
+/// - accepted / next_request_id: only ever raised, to above the highest id accepted.
 struct PostgresJournalBatch {
     /// A listener row: a request and the key of a duplicate attached to it.
     struct Listener: Hashable {
