@@ -2,20 +2,21 @@
 /// kind and reduced to their net effect, so that each kind is applied with one statement over arrays, in a fixed
 /// order, with the same end state as applying the operations one by one.
 ///
-/// The fixed order of one segment, and why it gives the sequential end state:
-/// 1. insert the accepted requests (and advance `next_request_id`);
-/// 2. delete the listeners that a `detached` removes, then 3. insert the listeners that survive the segment (those
-///    of `accepted` requests and of `attached`, each after the last `detached` of its request and key): a detach
-///    removes every listener of its pair written before it, so only the pre-existing rows need deleting, and the
-///    attaches after the last detach are the pair's net effect; the survivors keep their order.
-/// 4. set `handle_dispatched`, 5. delete the ended requests (their listeners go with them).
-/// 6. delete the results that expire (every row stored before the batch's highest `resultsExpired` bound, and the
-///    results this segment stores that a later `resultsExpired` removes), then 7. upsert the net results (per key,
-///    the last one stored, in the order of their last store): a row that existed before the batch is removed by
-///    every expiry of the batch, so the highest bound is its net effect; a row the segment stores ends as the
-///    segment's last store of its key, unless an expiry after that store removes it.
-/// 8.–9. the same for key records: deletes (`keyRemoved` as the last word on a key, `keyRecordsExpired`), then the
-///    net upserts.
+/// The fixed order of one segment, and why it gives the sequential end state (each table's statements in this
+/// order; statements on different tables commute, so the store runs some of them together as one statement):
+/// 1. delete the results that expire (every row stored before the segment's highest `resultsExpired` bound, and the
+///    results this segment stores that a later `resultsExpired` removes), then upsert the net results (per key, the
+///    last one stored, in the order of their last store): a row that existed before the segment is removed by every
+///    expiry of the segment, so the highest bound is its net effect; a row the segment stores ends as the segment's
+///    last store of its key, unless an expiry after that store removes it.
+/// 2. the same for key records: deletes (`keyRemoved` as the last word on a key, `keyRecordsExpired`), then the net
+///    upserts.
+/// 3. insert the accepted requests (and advance `next_request_id`);
+/// 4. delete the listeners that a `detached` removes, then insert the listeners that survive the segment (those of
+///    `accepted` requests and of `attached`, each after the last `detached` of its request and key): a detach
+///    removes every listener of its pair written before it, so only the rows from before the segment need
+///    deleting, and the attaches after the last detach are the pair's net effect; the survivors keep their order.
+/// 5. set `handle_dispatched`, and delete the ended requests (their listeners go with them).
 ///
 /// Requests, listeners, results and key records are separate tables (no foreign key but listeners → requests), so
 /// kinds on different tables commute. Within the requests and listeners, the fixed order holds while every request

@@ -65,25 +65,57 @@ enum PostgresJournalSchema {
     static let expireKeyRecords = "DELETE FROM key_records WHERE ended_at < $1"
     // MARK: Set-based statements (one per kind of operation; arrays bound as parameters, `unnest` makes the rows)
 
-    /// Inserts the requests of ``PostgresJournalBatch/Segment/accepted`` and advances `next_request_id` to `$15`:
-    /// one array per column; `$11` says which requests have an idempotency key (`$10` holds an empty one otherwise).
+    /// Inserts the requests of ``PostgresJournalBatch/Segment/accepted``: one array per column; `$11` says which
+    /// requests have an idempotency key (`$10` holds an empty one otherwise).
     static let insertRequests = """
-        WITH inserted AS (
-            INSERT INTO requests(id, client, request_id, identity, intent_type, phase, body, deadline_ms, accepted_at,
-                idempotency_key, attempt, version, handle_dispatched)
-            SELECT id, client, request_id, identity, intent_type, phase, body, deadline_ms, accepted_at,
-                CASE WHEN has_key THEN idempotency_key END, attempt, version, handle_dispatched
-            FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[], $5::bytea[], $6::text[], $7::bytea[],
-                $8::bigint[], $9::bigint[], $10::bytea[], $11::boolean[], $12::bigint[], $13::smallint[],
-                $14::boolean[])
-                AS u(id, client, request_id, identity, intent_type, phase, body, deadline_ms, accepted_at,
-                    idempotency_key, has_key, attempt, version, handle_dispatched)
-            RETURNING 1
-        ), advanced AS (
-            UPDATE meta SET value = $15 WHERE key = 'next_request_id' AND value < $15 RETURNING 1
-        )
-        SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM advanced)
+        INSERT INTO requests(id, client, request_id, identity, intent_type, phase, body, deadline_ms, accepted_at,
+            idempotency_key, attempt, version, handle_dispatched)
+        SELECT id, client, request_id, identity, intent_type, phase, body, deadline_ms, accepted_at,
+            CASE WHEN has_key THEN idempotency_key END, attempt, version, handle_dispatched
+        FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[], $5::bytea[], $6::text[], $7::bytea[],
+            $8::bigint[], $9::bigint[], $10::bytea[], $11::boolean[], $12::bigint[], $13::smallint[], $14::boolean[])
+            AS u(id, client, request_id, identity, intent_type, phase, body, deadline_ms, accepted_at,
+                idempotency_key, has_key, attempt, version, handle_dispatched)
         """
+    static let advanceNextID = "UPDATE meta SET value = $1 WHERE key = 'next_request_id' AND value < $1"
+
+    /// One statement that runs `parts` (INSERT, UPDATE or DELETE statements without RETURNING, each numbering its
+    /// parameters from `$1`) as data-modifying common table expressions, their parameters numbered one after the
+    /// other; it answers one row: how many rows each part wrote. The parts run on one snapshot and must not touch the
+    /// same rows (nor depend on each other's rows, except through foreign keys, which are checked at the end).
+    static func combined(_ parts: [String]) -> String {
+        var offset = 0
+        var expressions: [String] = []
+        var counts: [String] = []
+        for (index, part) in parts.enumerated() {
+            let (sql, parameters) = renumbered(part, after: offset)
+            expressions.append("p\(index) AS (\(sql) RETURNING 1)")
+            counts.append("(SELECT count(*) FROM p\(index))")
+            offset += parameters
+        }
+        return "WITH " + expressions.joined(separator: ",\n") + "\nSELECT " + counts.joined(separator: ", ")
+    }
+
+    /// `sql` with every parameter `$n` made `$(n + offset)`, and the highest `n` (how many parameters it takes).
+    static func renumbered(_ sql: String, after offset: Int) -> (sql: String, parameters: Int) {
+        var output = ""
+        var highest = 0
+        var characters = sql[...]
+        while let dollar = characters.firstIndex(of: "$") {
+            output += characters[..<dollar]
+            let digits = characters[characters.index(after: dollar)...].prefix { $0.isASCII && $0.isNumber }
+            if let number = Int(digits) {
+                highest = max(highest, number)
+                output += "$\(number + offset)"
+            } else {
+                output += "$"
+            }
+            characters = characters[digits.endIndex...]
+        }
+        output += characters
+        return (output, highest)
+    }
+
     /// Deletes the listeners of the pairs (request, client, request id, version) given as four arrays.
     static let deleteListeners = """
         DELETE FROM listeners l

@@ -444,53 +444,13 @@ final class PostgresJournalStore {
             nanoseconds: UInt64(elapsed.seconds) * 1_000_000_000 + UInt64(elapsed.attoseconds / 1_000_000_000))
     }
 
-    /// Applies one segment: at most one statement per kind, in the order ``PostgresJournalBatch`` explains; checks
-    /// that every handle dispatch and ending found its open request.
+    /// Applies one segment in at most four kinds of statements: the deletes of results and key records (expiries and
+    /// removals, seldom there); one statement inserting the requests, advancing the next id and upserting results and
+    /// key records (different tables, so they can share a statement); the listeners' delete and insert (duplicates
+    /// only); one statement setting `handle_dispatched` and deleting the ended requests, whose counts check that
+    /// every handle dispatch and ending found its open request. The order is the one ``PostgresJournalBatch``
+    /// explains, each table's statements in it.
     private func apply(_ segment: PostgresJournalBatch.Segment) throws(JournalError) {
-        if let highest = segment.highestAccepted {
-            let requests = segment.accepted
-            try query(
-                PostgresJournalSchema.insertRequests,
-                binds {
-                    $0.append(requests.map { Int64($0.id) })
-                    $0.append(requests.map { ByteBuffer(bytes: $0.client) })
-                    $0.append(requests.map { ByteBuffer(bytes: $0.requestID) })
-                    $0.append(requests.map { ByteBuffer(bytes: $0.identity) })
-                    $0.append(requests.map { ByteBuffer(bytes: $0.intentType) })
-                    $0.append(requests.map(\.phase))
-                    $0.append(requests.map { ByteBuffer(bytes: $0.body) })
-                    $0.append(requests.map { Int64($0.deadlineMilliseconds) })
-                    $0.append(requests.map(\.acceptedAt))
-                    $0.append(requests.map { ByteBuffer(bytes: $0.idempotencyKey ?? []) })
-                    $0.append(requests.map { $0.idempotencyKey != nil })
-                    $0.append(requests.map { Int64($0.attempt) })
-                    $0.append(requests.map { Int16($0.version) })
-                    $0.append(requests.map(\.handleDispatched))
-                    $0.append(Int64(highest) + 1)
-                })
-        }
-        if !segment.listenerDeletes.isEmpty {
-            try query(PostgresJournalSchema.deleteListeners, listenerBinds(segment.listenerDeletes))
-        }
-        if !segment.listenerInserts.isEmpty {
-            try query(PostgresJournalSchema.insertListeners, listenerBinds(segment.listenerInserts))
-        }
-        if !segment.dispatched.isEmpty {
-            let ids = segment.dispatched
-            let result = try query(
-                PostgresJournalSchema.dispatchRequests, binds { $0.append(ids.map { Int64(bitPattern: $0) }) })
-            guard result.metadata.rows == ids.count else {
-                throw invalid("handle dispatched for \(notOpen(ids.count, result.metadata.rows)) not open")
-            }
-        }
-        if !segment.ended.isEmpty {
-            let ids = segment.ended
-            let result = try query(
-                PostgresJournalSchema.deleteRequests, binds { $0.append(ids.map { Int64(bitPattern: $0) }) })
-            guard result.metadata.rows == ids.count else {
-                throw invalid("\(notOpen(ids.count, result.metadata.rows)) ended but not open")
-            }
-        }
         if let storedBefore = segment.resultsExpireBefore {
             try query(PostgresJournalSchema.expireResults, binds { $0.append(storedBefore) })
         }
@@ -502,20 +462,6 @@ final class PostgresJournalStore {
                     $0.append(keys.map { ByteBuffer(bytes: $0.client) })
                     $0.append(keys.map { ByteBuffer(bytes: $0.requestID) })
                     $0.append(keys.map { Int16($0.version) })
-                })
-        }
-        if !segment.results.isEmpty {
-            let results = segment.results
-            try query(
-                PostgresJournalSchema.upsertResults,
-                binds {
-                    $0.append(results.map { ByteBuffer(bytes: $0.key.client) })
-                    $0.append(results.map { ByteBuffer(bytes: $0.key.requestID) })
-                    $0.append(results.map { Int16($0.key.version) })
-                    $0.append(results.map(\.isError))
-                    $0.append(results.map(\.phase))
-                    $0.append(results.map { ByteBuffer(bytes: $0.body) })
-                    $0.append(results.map(\.storedAt))
                 })
         }
         if let endedBefore = segment.keyRecordsExpireBefore {
@@ -531,26 +477,118 @@ final class PostgresJournalStore {
                     $0.append(keys.map { ByteBuffer(bytes: $0.key) })
                 })
         }
-        if !segment.keyRecords.isEmpty {
-            try query(PostgresJournalSchema.upsertKeyRecords, keyRecordBinds(segment.keyRecords))
+        var writes: [Part] = []
+        if let highest = segment.highestAccepted {
+            let requests = segment.accepted
+            writes.append(
+                Part(PostgresJournalSchema.insertRequests) {
+                    $0.append(requests.map { Int64($0.id) })
+                    $0.append(requests.map { ByteBuffer(bytes: $0.client) })
+                    $0.append(requests.map { ByteBuffer(bytes: $0.requestID) })
+                    $0.append(requests.map { ByteBuffer(bytes: $0.identity) })
+                    $0.append(requests.map { ByteBuffer(bytes: $0.intentType) })
+                    $0.append(requests.map(\.phase))
+                    $0.append(requests.map { ByteBuffer(bytes: $0.body) })
+                    $0.append(requests.map { Int64($0.deadlineMilliseconds) })
+                    $0.append(requests.map(\.acceptedAt))
+                    $0.append(requests.map { ByteBuffer(bytes: $0.idempotencyKey ?? []) })
+                    $0.append(requests.map { $0.idempotencyKey != nil })
+                    $0.append(requests.map { Int64($0.attempt) })
+                    $0.append(requests.map { Int16($0.version) })
+                    $0.append(requests.map(\.handleDispatched))
+                })
+            writes.append(Part(PostgresJournalSchema.advanceNextID) { $0.append(Int64(highest) + 1) })
         }
+        if !segment.results.isEmpty {
+            let results = segment.results
+            writes.append(
+                Part(PostgresJournalSchema.upsertResults) {
+                    $0.append(results.map { ByteBuffer(bytes: $0.key.client) })
+                    $0.append(results.map { ByteBuffer(bytes: $0.key.requestID) })
+                    $0.append(results.map { Int16($0.key.version) })
+                    $0.append(results.map(\.isError))
+                    $0.append(results.map(\.phase))
+                    $0.append(results.map { ByteBuffer(bytes: $0.body) })
+                    $0.append(results.map(\.storedAt))
+                })
+        }
+        if !segment.keyRecords.isEmpty {
+            let records = segment.keyRecords
+            writes.append(Part(PostgresJournalSchema.upsertKeyRecords) { Self.appendKeyRecords(records, to: &$0) })
+        }
+        _ = try run(writes)
+        if !segment.listenerDeletes.isEmpty {
+            let listeners = segment.listenerDeletes
+            try query(PostgresJournalSchema.deleteListeners, binds { Self.appendListeners(listeners, to: &$0) })
+        }
+        if !segment.listenerInserts.isEmpty {
+            let listeners = segment.listenerInserts
+            try query(PostgresJournalSchema.insertListeners, binds { Self.appendListeners(listeners, to: &$0) })
+        }
+        // A request dispatched and ended in the segment is only deleted: the delete's count checks it was open (two
+        // parts of one statement must not touch the same row).
+        let ended = Set(segment.ended)
+        let dispatched = segment.dispatched.filter { !ended.contains($0) }
+        var closing: [Part] = []
+        if !dispatched.isEmpty {
+            closing.append(
+                Part(PostgresJournalSchema.dispatchRequests) { $0.append(dispatched.map { Int64(bitPattern: $0) }) })
+        }
+        if !segment.ended.isEmpty {
+            let ids = segment.ended
+            closing.append(Part(PostgresJournalSchema.deleteRequests) { $0.append(ids.map { Int64(bitPattern: $0) }) })
+        }
+        var counts = try run(closing)[...]
+        if !dispatched.isEmpty, let found = counts.popFirst(), found != dispatched.count {
+            throw invalid("handle dispatched for \(notOpen(dispatched.count, found)) not open")
+        }
+        if !segment.ended.isEmpty, let found = counts.popFirst(), found != segment.ended.count {
+            throw invalid("\(notOpen(segment.ended.count, found)) ended but not open")
+        }
+    }
+
+    /// One part of a combined statement: its SQL (parameters from `$1`) and what fills its parameters.
+    private struct Part {
+        var sql: String
+        var fill: (inout PostgresBindings) -> Void
+
+        init(_ sql: String, _ fill: @escaping (inout PostgresBindings) -> Void) {
+            self.sql = sql
+            self.fill = fill
+        }
+    }
+
+    /// Runs `parts` as one statement (``PostgresJournalSchema/combined(_:)``): one round trip; returns how many rows
+    /// each part wrote. Nothing is sent for no parts.
+    private func run(_ parts: [Part]) throws(JournalError) -> [Int] {
+        guard !parts.isEmpty else { return [] }
+        var bindings = PostgresBindings()
+        for part in parts { part.fill(&bindings) }
+        let result = try query(PostgresJournalSchema.combined(parts.map(\.sql)), bindings)
+        guard let row = result.rows.first else {
+            throw JournalError(code: .corrupt, message: "\(name): PostgreSQL answered a statement without its row.")
+        }
+        let cells = Cells(row, name)
+        var counts: [Int] = []
+        for index in parts.indices { counts.append(Int(try cells.int64(index))) }
+        return counts
     }
 
     /// "request 7" or "3 of 50 requests" (those not found), for messages.
-    private func notOpen(_ expected: Int, _ found: Int?) -> String {
-        expected == 1 ? "a request" : "\(expected - (found ?? 0)) of \(expected) requests"
+    private func notOpen(_ expected: Int, _ found: Int) -> String {
+        expected == 1 ? "a request" : "\(expected - found) of \(expected) requests"
     }
 
-    private func listenerBinds(_ listeners: [PostgresJournalBatch.Listener]) -> PostgresBindings {
-        binds {
-            $0.append(listeners.map { Int64(bitPattern: $0.request) })
-            $0.append(listeners.map { ByteBuffer(bytes: $0.key.client) })
-            $0.append(listeners.map { ByteBuffer(bytes: $0.key.requestID) })
-            $0.append(listeners.map { Int16($0.key.version) })
-        }
+    private static func appendListeners(
+        _ listeners: [PostgresJournalBatch.Listener], to bindings: inout PostgresBindings
+    ) {
+        bindings.append(listeners.map { Int64(bitPattern: $0.request) })
+        bindings.append(listeners.map { ByteBuffer(bytes: $0.key.client) })
+        bindings.append(listeners.map { ByteBuffer(bytes: $0.key.requestID) })
+        bindings.append(listeners.map { Int16($0.key.version) })
     }
 
-    private func keyRecordBinds(_ records: [JournalKeyRecord]) -> PostgresBindings {
+    private static func appendKeyRecords(_ records: [JournalKeyRecord], to bindings: inout PostgresBindings) {
         var states: [Int16] = []
         var requests: [Int64] = []
         var isErrors: [Bool] = []
@@ -578,20 +616,18 @@ final class PostgresJournalStore {
                 bodies.append(ByteBuffer())
             }
         }
-        return binds {
-            $0.append(records.map { ByteBuffer(bytes: $0.identity) })
-            $0.append(records.map { ByteBuffer(bytes: $0.intentType) })
-            $0.append(records.map { ByteBuffer(bytes: $0.key) })
-            $0.append(records.map { ByteBuffer(bytes: $0.fingerprint) })
-            $0.append(records.map { Int64($0.attempts) })
-            $0.append(states)
-            $0.append(requests)
-            $0.append(isErrors)
-            $0.append(phases)
-            $0.append(bodies)
-            $0.append(records.map { $0.endedAt != nil })
-            $0.append(records.map { $0.endedAt ?? 0 })
-        }
+        bindings.append(records.map { ByteBuffer(bytes: $0.identity) })
+        bindings.append(records.map { ByteBuffer(bytes: $0.intentType) })
+        bindings.append(records.map { ByteBuffer(bytes: $0.key) })
+        bindings.append(records.map { ByteBuffer(bytes: $0.fingerprint) })
+        bindings.append(records.map { Int64($0.attempts) })
+        bindings.append(states)
+        bindings.append(requests)
+        bindings.append(isErrors)
+        bindings.append(phases)
+        bindings.append(bodies)
+        bindings.append(records.map { $0.endedAt != nil })
+        bindings.append(records.map { $0.endedAt ?? 0 })
     }
 
     private func invalid(_ what: String) -> JournalError {
