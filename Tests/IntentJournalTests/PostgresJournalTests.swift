@@ -335,6 +335,17 @@ import Testing
         }
     }
 
+    /// Parts of one combined statement take their parameters one after the other.
+    @Test func combinedStatementsNumberTheirParametersInTurn() {
+        #expect(
+            PostgresJournalSchema.renumbered("SELECT $1, $12, '$', $2", after: 3) == ("SELECT $4, $15, '$', $5", 12))
+        let sql = PostgresJournalSchema.combined(["DELETE FROM a WHERE x = $1", "UPDATE b SET y = $2 WHERE z = $1"])
+        #expect(
+            sql == "WITH p0 AS (DELETE FROM a WHERE x = $1 RETURNING 1),\n"
+                + "p1 AS (UPDATE b SET y = $3 WHERE z = $2 RETURNING 1)\n"
+                + "SELECT (SELECT count(*) FROM p0), (SELECT count(*) FROM p1)")
+    }
+
     /// A commit is a constant number of statements: a broker's batch for 1 request and for 200 requests cost the same
     /// round trips.
     @Test func aCommitsRoundTripsDoNotGrowWithTheBatch() throws {
