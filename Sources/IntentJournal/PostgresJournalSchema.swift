@@ -61,35 +61,120 @@ enum PostgresJournalSchema {
         "CREATE INDEX key_records_by_end ON key_records(ended_at)",
     ]
 
-    static let insertRequest = """
+    static let expireResults = "DELETE FROM results WHERE stored_at < $1"
+    static let expireKeyRecords = "DELETE FROM key_records WHERE ended_at < $1"
+    // MARK: Set-based statements (one per kind of operation; arrays bound as parameters, `unnest` makes the rows)
+
+    /// Inserts the requests of ``PostgresJournalBatch/Segment/accepted``: one array per column; `$11` says which
+    /// requests have an idempotency key (`$10` holds an empty one otherwise).
+    static let insertRequests = """
         INSERT INTO requests(id, client, request_id, identity, intent_type, phase, body, deadline_ms, accepted_at,
             idempotency_key, attempt, version, handle_dispatched)
-        VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+        SELECT id, client, request_id, identity, intent_type, phase, body, deadline_ms, accepted_at,
+            CASE WHEN has_key THEN idempotency_key END, attempt, version, handle_dispatched
+        FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[], $5::bytea[], $6::text[], $7::bytea[],
+            $8::bigint[], $9::bigint[], $10::bytea[], $11::boolean[], $12::bigint[], $13::smallint[], $14::boolean[])
+            AS u(id, client, request_id, identity, intent_type, phase, body, deadline_ms, accepted_at,
+                idempotency_key, has_key, attempt, version, handle_dispatched)
         """
-    static let insertListener = "INSERT INTO listeners(request, client, request_id, version) VALUES($1, $2, $3, $4)"
-    static let deleteListener =
-        "DELETE FROM listeners WHERE request = $1 AND client = $2 AND request_id = $3 AND version = $4"
-    static let dispatch = "UPDATE requests SET handle_dispatched = true WHERE id = $1"
-    static let deleteRequest = "DELETE FROM requests WHERE id = $1"
-    static let upsertResult = """
+    static let advanceNextID = "UPDATE meta SET value = $1 WHERE key = 'next_request_id' AND value < $1"
+
+    /// One statement that runs `parts` (INSERT, UPDATE or DELETE statements without RETURNING, each numbering its
+    /// parameters from `$1`) as data-modifying common table expressions, their parameters numbered one after the
+    /// other; it answers one row: how many rows each part wrote. The parts run on one snapshot and must not touch the
+    /// same rows (nor depend on each other's rows, except through foreign keys, which are checked at the end).
+    static func combined(_ parts: [String]) -> String {
+        var offset = 0
+        var expressions: [String] = []
+        var counts: [String] = []
+        for (index, part) in parts.enumerated() {
+            let (sql, parameters) = renumbered(part, after: offset)
+            expressions.append("p\(index) AS (\(sql) RETURNING 1)")
+            counts.append("(SELECT count(*) FROM p\(index))")
+            offset += parameters
+        }
+        return "WITH " + expressions.joined(separator: ",\n") + "\nSELECT " + counts.joined(separator: ", ")
+    }
+
+    /// `sql` with every parameter `$n` made `$(n + offset)`, and the highest `n` (how many parameters it takes).
+    static func renumbered(_ sql: String, after offset: Int) -> (sql: String, parameters: Int) {
+        var output = ""
+        var highest = 0
+        var characters = sql[...]
+        while let dollar = characters.firstIndex(of: "$") {
+            output += characters[..<dollar]
+            let digits = characters[characters.index(after: dollar)...].prefix { $0.isASCII && $0.isNumber }
+            if let number = Int(digits) {
+                highest = max(highest, number)
+                output += "$\(number + offset)"
+            } else {
+                output += "$"
+            }
+            characters = characters[digits.endIndex...]
+        }
+        output += characters
+        return (output, highest)
+    }
+
+    /// Deletes the listeners of the pairs (request, client, request id, version) given as four arrays.
+    static let deleteListeners = """
+        DELETE FROM listeners l
+        USING unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::smallint[]) AS d(request, client, request_id, version)
+        WHERE l.request = d.request AND l.client = d.client AND l.request_id = d.request_id AND l.version = d.version
+        """
+    /// Inserts listeners in the order of the arrays (so their `seq` follows it).
+    static let insertListeners = """
+        INSERT INTO listeners(request, client, request_id, version)
+        SELECT request, client, request_id, version
+        FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::smallint[]) WITH ORDINALITY
+            AS u(request, client, request_id, version, ord)
+        ORDER BY ord
+        """
+    static let dispatchRequests = "UPDATE requests SET handle_dispatched = true WHERE id = ANY($1::bigint[])"
+    static let deleteRequests = "DELETE FROM requests WHERE id = ANY($1::bigint[])"
+    /// Deletes the results of the keys (client, request id, version) given as three arrays.
+    static let deleteResults = """
+        DELETE FROM results r
+        USING unnest($1::bytea[], $2::bytea[], $3::smallint[]) AS d(client, request_id, version)
+        WHERE r.client = d.client AND r.request_id = d.request_id AND r.version = d.version
+        """
+    /// Inserts or replaces results in the order of the arrays (the keys are distinct: one statement cannot touch a
+    /// row twice); a replaced result takes a new `seq`.
+    static let upsertResults = """
         INSERT INTO results(client, request_id, version, is_error, phase, body, stored_at)
-        VALUES($1, $2, $3, $4, $5, $6, $7)
+        SELECT client, request_id, version, is_error, phase, body, stored_at
+        FROM unnest($1::bytea[], $2::bytea[], $3::smallint[], $4::boolean[], $5::text[], $6::bytea[], $7::bigint[])
+            WITH ORDINALITY AS u(client, request_id, version, is_error, phase, body, stored_at, ord)
+        ORDER BY ord
         ON CONFLICT (client, request_id, version) DO UPDATE SET seq = nextval('journal_seq'),
             is_error = EXCLUDED.is_error, phase = EXCLUDED.phase, body = EXCLUDED.body, stored_at = EXCLUDED.stored_at
         """
-    static let upsertKeyRecord = """
+    /// Deletes the key records of the keys (identity, intent type, key) given as three arrays.
+    static let deleteKeyRecords = """
+        DELETE FROM key_records k
+        USING unnest($1::bytea[], $2::bytea[], $3::bytea[]) AS d(identity, intent_type, key)
+        WHERE k.identity = d.identity AND k.intent_type = d.intent_type AND k.key = d.key
+        """
+    /// Inserts or replaces key records in the order of the arrays (distinct keys). The state (`$6`: 0 in flight,
+    /// 1 completed, 2 outcome unknown) says which of `request` and `is_error`, `phase`, `body` are set; `$11` says
+    /// which records have an `ended_at`.
+    static let upsertKeyRecords = """
         INSERT INTO key_records(identity, intent_type, key, fingerprint, attempts, state, request, is_error, phase,
             body, ended_at)
-        VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+        SELECT identity, intent_type, key, fingerprint, attempts, state, CASE WHEN state = 0 THEN request END,
+            CASE WHEN state = 1 THEN is_error END, CASE WHEN state = 1 THEN phase END,
+            CASE WHEN state = 1 THEN body END, CASE WHEN has_ended THEN ended_at END
+        FROM unnest($1::bytea[], $2::bytea[], $3::bytea[], $4::bytea[], $5::bigint[], $6::smallint[], $7::bigint[],
+            $8::boolean[], $9::text[], $10::bytea[], $11::boolean[], $12::bigint[]) WITH ORDINALITY
+            AS u(identity, intent_type, key, fingerprint, attempts, state, request, is_error, phase, body, has_ended,
+                ended_at, ord)
+        ORDER BY ord
         ON CONFLICT (identity, intent_type, key) DO UPDATE SET seq = nextval('journal_seq'),
             fingerprint = EXCLUDED.fingerprint, attempts = EXCLUDED.attempts, state = EXCLUDED.state,
             request = EXCLUDED.request, is_error = EXCLUDED.is_error, phase = EXCLUDED.phase, body = EXCLUDED.body,
             ended_at = EXCLUDED.ended_at
         """
-    static let deleteKeyRecord = "DELETE FROM key_records WHERE identity = $1 AND intent_type = $2 AND key = $3"
-    static let expireResults = "DELETE FROM results WHERE stored_at < $1"
-    static let expireKeyRecords = "DELETE FROM key_records WHERE ended_at < $1"
-    static let advanceNextID = "UPDATE meta SET value = $1 WHERE key = 'next_request_id' AND value < $1"
+
     /// Whether this session holds the leader lock (the fence before every commit).
     static let holdsLeaderLock = """
         SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted

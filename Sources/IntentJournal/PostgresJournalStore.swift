@@ -16,6 +16,8 @@ final class PostgresJournalStore {
     private var connection: PostgresConnection?
     private var lost = false
     private var recorder = CommitRecorder()
+    /// How many statements this store sent (each one round trip), for tests.
+    private(set) var statements = 0
     private let clock = ContinuousClock()
     private let logger = Logger(label: "concierge.journal.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
 
@@ -246,6 +248,7 @@ final class PostgresJournalStore {
         _ sql: String, _ binds: PostgresBindings = PostgresBindings(), timeout: TimeAmount = queryTimeout
     ) throws(JournalError) -> PostgresQueryResult {
         let connection = try open()
+        statements += 1
         do {
             // A connection PostgreSQL closed (a restart) can leave a new query waiting forever: fail at once.
             guard !connection.isClosed else {
@@ -407,7 +410,8 @@ final class PostgresJournalStore {
 
     // MARK: Commit
 
-    /// One transaction: BEGIN, the fence (this session still holds the leader lock), the operations, COMMIT.
+    /// One transaction: BEGIN, the fence (this session still holds the leader lock), a constant number of set-based
+    /// statements (see ``PostgresJournalBatch``), COMMIT. The round trips do not grow with the batch.
     func commit(_ operations: [JournalOperation]) throws(JournalError) {
         guard !operations.isEmpty else { return }
         _ = try open()
@@ -422,11 +426,13 @@ final class PostgresJournalStore {
                     message: "\(name): this session no longer holds the journal's leader lock: another broker may "
                         + "be active. Nothing of this commit is written.")
             }
-            var highestAccepted: UInt64?
-            for operation in operations { try apply(operation, highestAccepted: &highestAccepted) }
-            if let highestAccepted {
-                try query(PostgresJournalSchema.advanceNextID, binds { $0.append(Int64(highestAccepted) + 1) })
+            let batch: PostgresJournalBatch
+            do {
+                batch = try PostgresJournalBatch(operations)
+            } catch {
+                throw invalid("request id \(error.id) is out of range (1 up to 2^63 - 2)")
             }
+            for segment in batch.segments { try apply(segment) }
             try query("COMMIT")
         } catch {
             if !lost { _ = try? query("ROLLBACK") }
@@ -438,122 +444,190 @@ final class PostgresJournalStore {
             nanoseconds: UInt64(elapsed.seconds) * 1_000_000_000 + UInt64(elapsed.attoseconds / 1_000_000_000))
     }
 
-    private func apply(_ operation: JournalOperation, highestAccepted: inout UInt64?) throws(JournalError) {
-        switch operation {
-        case .accepted(let request):
-            guard request.id >= 1, request.id < UInt64(Int64.max) else {
-                throw invalid("request id \(request.id) is out of range (1 up to 2^63 - 2)")
-            }
-            let idempotencyKey = request.idempotencyKey.map { key in ByteBuffer(bytes: key) }
-            try query(
-                PostgresJournalSchema.insertRequest,
-                binds {
-                    $0.append(Int64(request.id))
-                    $0.append(ByteBuffer(bytes: request.client))
-                    $0.append(ByteBuffer(bytes: request.requestID))
-                    $0.append(ByteBuffer(bytes: request.identity))
-                    $0.append(ByteBuffer(bytes: request.intentType))
-                    $0.append(request.phase)
-                    $0.append(ByteBuffer(bytes: request.body))
-                    $0.append(Int64(request.deadlineMilliseconds))
-                    $0.append(request.acceptedAt)
-                    $0.append(idempotencyKey)
-                    $0.append(Int64(request.attempt))
-                    $0.append(Int16(request.version))
-                    $0.append(request.handleDispatched)
-                })
-            for listener in request.listeners { try insertListener(request.id, listener) }
-            highestAccepted = max(highestAccepted ?? 0, request.id)
-        case .attached(let request, let key):
-            try insertListener(request, key)
-        case .detached(let request, let key):
-            try query(
-                PostgresJournalSchema.deleteListener,
-                binds {
-                    $0.append(Int64(bitPattern: request))
-                    $0.append(ByteBuffer(bytes: key.client))
-                    $0.append(ByteBuffer(bytes: key.requestID))
-                    $0.append(Int16(key.version))
-                })
-        case .handleDispatched(let request):
-            let result = try query(PostgresJournalSchema.dispatch, binds { $0.append(Int64(bitPattern: request)) })
-            guard result.metadata.rows == 1 else { throw invalid("handle dispatched for request \(request), not open") }
-        case .ended(let request, let results):
-            let result = try query(
-                PostgresJournalSchema.deleteRequest, binds { $0.append(Int64(bitPattern: request)) })
-            guard result.metadata.rows == 1 else { throw invalid("request \(request) ended but is not open") }
-            for result in results { try store(result) }
-        case .stored(let results):
-            for result in results { try store(result) }
-        case .keyRecord(let record):
-            try query(
-                PostgresJournalSchema.upsertKeyRecord,
-                binds {
-                    $0.append(ByteBuffer(bytes: record.identity))
-                    $0.append(ByteBuffer(bytes: record.intentType))
-                    $0.append(ByteBuffer(bytes: record.key))
-                    $0.append(ByteBuffer(bytes: record.fingerprint))
-                    $0.append(Int64(record.attempts))
-                    switch record.state {
-                    case .inFlight(let request):
-                        $0.append(StoredState.inFlight.rawValue)
-                        $0.append(Int64(bitPattern: request))
-                        $0.append(Bool?.none)
-                        $0.append(String?.none)
-                        $0.append(ByteBuffer?.none)
-                    case .completed(let isError, let phase, let body):
-                        $0.append(StoredState.completed.rawValue)
-                        $0.append(Int64?.none)
-                        $0.append(isError)
-                        $0.append(phase)
-                        $0.append(ByteBuffer(bytes: body))
-                    case .outcomeUnknown:
-                        $0.append(StoredState.outcomeUnknown.rawValue)
-                        $0.append(Int64?.none)
-                        $0.append(Bool?.none)
-                        $0.append(String?.none)
-                        $0.append(ByteBuffer?.none)
-                    }
-                    $0.append(record.endedAt)
-                })
-        case .keyRemoved(let identity, let intentType, let key):
-            try query(
-                PostgresJournalSchema.deleteKeyRecord,
-                binds {
-                    $0.append(ByteBuffer(bytes: identity))
-                    $0.append(ByteBuffer(bytes: intentType))
-                    $0.append(ByteBuffer(bytes: key))
-                })
-        case .resultsExpired(let storedBefore):
+    /// Applies one segment in at most four kinds of statements: the deletes of results and key records (expiries and
+    /// removals, seldom there); one statement inserting the requests, advancing the next id and upserting results and
+    /// key records (different tables, so they can share a statement); the listeners' delete and insert (duplicates
+    /// only); one statement setting `handle_dispatched` and deleting the ended requests, whose counts check that
+    /// every handle dispatch and ending found its open request. The order is the one ``PostgresJournalBatch``
+    /// explains, each table's statements in it.
+    private func apply(_ segment: PostgresJournalBatch.Segment) throws(JournalError) {
+        if let storedBefore = segment.resultsExpireBefore {
             try query(PostgresJournalSchema.expireResults, binds { $0.append(storedBefore) })
-        case .keyRecordsExpired(let endedBefore):
+        }
+        if !segment.resultDeletes.isEmpty {
+            let keys = segment.resultDeletes
+            try query(
+                PostgresJournalSchema.deleteResults,
+                binds {
+                    $0.append(keys.map { ByteBuffer(bytes: $0.client) })
+                    $0.append(keys.map { ByteBuffer(bytes: $0.requestID) })
+                    $0.append(keys.map { Int16($0.version) })
+                })
+        }
+        if let endedBefore = segment.keyRecordsExpireBefore {
             try query(PostgresJournalSchema.expireKeyRecords, binds { $0.append(endedBefore) })
+        }
+        if !segment.keyRecordDeletes.isEmpty {
+            let keys = segment.keyRecordDeletes
+            try query(
+                PostgresJournalSchema.deleteKeyRecords,
+                binds {
+                    $0.append(keys.map { ByteBuffer(bytes: $0.identity) })
+                    $0.append(keys.map { ByteBuffer(bytes: $0.intentType) })
+                    $0.append(keys.map { ByteBuffer(bytes: $0.key) })
+                })
+        }
+        var writes: [Part] = []
+        if let highest = segment.highestAccepted {
+            let requests = segment.accepted
+            writes.append(
+                Part(PostgresJournalSchema.insertRequests) {
+                    $0.append(requests.map { Int64($0.id) })
+                    $0.append(requests.map { ByteBuffer(bytes: $0.client) })
+                    $0.append(requests.map { ByteBuffer(bytes: $0.requestID) })
+                    $0.append(requests.map { ByteBuffer(bytes: $0.identity) })
+                    $0.append(requests.map { ByteBuffer(bytes: $0.intentType) })
+                    $0.append(requests.map(\.phase))
+                    $0.append(requests.map { ByteBuffer(bytes: $0.body) })
+                    $0.append(requests.map { Int64($0.deadlineMilliseconds) })
+                    $0.append(requests.map(\.acceptedAt))
+                    $0.append(requests.map { ByteBuffer(bytes: $0.idempotencyKey ?? []) })
+                    $0.append(requests.map { $0.idempotencyKey != nil })
+                    $0.append(requests.map { Int64($0.attempt) })
+                    $0.append(requests.map { Int16($0.version) })
+                    $0.append(requests.map(\.handleDispatched))
+                })
+            writes.append(Part(PostgresJournalSchema.advanceNextID) { $0.append(Int64(highest) + 1) })
+        }
+        if !segment.results.isEmpty {
+            let results = segment.results
+            writes.append(
+                Part(PostgresJournalSchema.upsertResults) {
+                    $0.append(results.map { ByteBuffer(bytes: $0.key.client) })
+                    $0.append(results.map { ByteBuffer(bytes: $0.key.requestID) })
+                    $0.append(results.map { Int16($0.key.version) })
+                    $0.append(results.map(\.isError))
+                    $0.append(results.map(\.phase))
+                    $0.append(results.map { ByteBuffer(bytes: $0.body) })
+                    $0.append(results.map(\.storedAt))
+                })
+        }
+        if !segment.keyRecords.isEmpty {
+            let records = segment.keyRecords
+            writes.append(Part(PostgresJournalSchema.upsertKeyRecords) { Self.appendKeyRecords(records, to: &$0) })
+        }
+        _ = try run(writes)
+        if !segment.listenerDeletes.isEmpty {
+            let listeners = segment.listenerDeletes
+            try query(PostgresJournalSchema.deleteListeners, binds { Self.appendListeners(listeners, to: &$0) })
+        }
+        if !segment.listenerInserts.isEmpty {
+            let listeners = segment.listenerInserts
+            try query(PostgresJournalSchema.insertListeners, binds { Self.appendListeners(listeners, to: &$0) })
+        }
+        // A request dispatched and ended in the segment is only deleted: the delete's count checks it was open (two
+        // parts of one statement must not touch the same row).
+        let ended = Set(segment.ended)
+        let dispatched = segment.dispatched.filter { !ended.contains($0) }
+        var closing: [Part] = []
+        if !dispatched.isEmpty {
+            closing.append(
+                Part(PostgresJournalSchema.dispatchRequests) { $0.append(dispatched.map { Int64(bitPattern: $0) }) })
+        }
+        if !segment.ended.isEmpty {
+            let ids = segment.ended
+            closing.append(Part(PostgresJournalSchema.deleteRequests) { $0.append(ids.map { Int64(bitPattern: $0) }) })
+        }
+        var counts = try run(closing)[...]
+        if !dispatched.isEmpty, let found = counts.popFirst(), found != dispatched.count {
+            throw invalid("handle dispatched for \(notOpen(dispatched.count, found)) not open")
+        }
+        if !segment.ended.isEmpty, let found = counts.popFirst(), found != segment.ended.count {
+            throw invalid("\(notOpen(segment.ended.count, found)) ended but not open")
         }
     }
 
-    private func insertListener(_ request: UInt64, _ key: JournalRequestKey) throws(JournalError) {
-        try query(
-            PostgresJournalSchema.insertListener,
-            binds {
-                $0.append(Int64(bitPattern: request))
-                $0.append(ByteBuffer(bytes: key.client))
-                $0.append(ByteBuffer(bytes: key.requestID))
-                $0.append(Int16(key.version))
-            })
+    /// One part of a combined statement: its SQL (parameters from `$1`) and what fills its parameters.
+    private struct Part {
+        var sql: String
+        var fill: (inout PostgresBindings) -> Void
+
+        init(_ sql: String, _ fill: @escaping (inout PostgresBindings) -> Void) {
+            self.sql = sql
+            self.fill = fill
+        }
     }
 
-    private func store(_ result: JournalResult) throws(JournalError) {
-        try query(
-            PostgresJournalSchema.upsertResult,
-            binds {
-                $0.append(ByteBuffer(bytes: result.key.client))
-                $0.append(ByteBuffer(bytes: result.key.requestID))
-                $0.append(Int16(result.key.version))
-                $0.append(result.isError)
-                $0.append(result.phase)
-                $0.append(ByteBuffer(bytes: result.body))
-                $0.append(result.storedAt)
-            })
+    /// Runs `parts` as one statement (``PostgresJournalSchema/combined(_:)``): one round trip; returns how many rows
+    /// each part wrote. Nothing is sent for no parts.
+    private func run(_ parts: [Part]) throws(JournalError) -> [Int] {
+        guard !parts.isEmpty else { return [] }
+        var bindings = PostgresBindings()
+        for part in parts { part.fill(&bindings) }
+        let result = try query(PostgresJournalSchema.combined(parts.map(\.sql)), bindings)
+        guard let row = result.rows.first else {
+            throw JournalError(code: .corrupt, message: "\(name): PostgreSQL answered a statement without its row.")
+        }
+        let cells = Cells(row, name)
+        var counts: [Int] = []
+        for index in parts.indices { counts.append(Int(try cells.int64(index))) }
+        return counts
+    }
+
+    /// "request 7" or "3 of 50 requests" (those not found), for messages.
+    private func notOpen(_ expected: Int, _ found: Int) -> String {
+        expected == 1 ? "a request" : "\(expected - found) of \(expected) requests"
+    }
+
+    private static func appendListeners(
+        _ listeners: [PostgresJournalBatch.Listener], to bindings: inout PostgresBindings
+    ) {
+        bindings.append(listeners.map { Int64(bitPattern: $0.request) })
+        bindings.append(listeners.map { ByteBuffer(bytes: $0.key.client) })
+        bindings.append(listeners.map { ByteBuffer(bytes: $0.key.requestID) })
+        bindings.append(listeners.map { Int16($0.key.version) })
+    }
+
+    private static func appendKeyRecords(_ records: [JournalKeyRecord], to bindings: inout PostgresBindings) {
+        var states: [Int16] = []
+        var requests: [Int64] = []
+        var isErrors: [Bool] = []
+        var phases: [String] = []
+        var bodies: [ByteBuffer] = []
+        for record in records {
+            switch record.state {
+            case .inFlight(let request):
+                states.append(StoredState.inFlight.rawValue)
+                requests.append(Int64(bitPattern: request))
+                isErrors.append(false)
+                phases.append("")
+                bodies.append(ByteBuffer())
+            case .completed(let isError, let phase, let body):
+                states.append(StoredState.completed.rawValue)
+                requests.append(0)
+                isErrors.append(isError)
+                phases.append(phase)
+                bodies.append(ByteBuffer(bytes: body))
+            case .outcomeUnknown:
+                states.append(StoredState.outcomeUnknown.rawValue)
+                requests.append(0)
+                isErrors.append(false)
+                phases.append("")
+                bodies.append(ByteBuffer())
+            }
+        }
+        bindings.append(records.map { ByteBuffer(bytes: $0.identity) })
+        bindings.append(records.map { ByteBuffer(bytes: $0.intentType) })
+        bindings.append(records.map { ByteBuffer(bytes: $0.key) })
+        bindings.append(records.map { ByteBuffer(bytes: $0.fingerprint) })
+        bindings.append(records.map { Int64($0.attempts) })
+        bindings.append(states)
+        bindings.append(requests)
+        bindings.append(isErrors)
+        bindings.append(phases)
+        bindings.append(bodies)
+        bindings.append(records.map { $0.endedAt != nil })
+        bindings.append(records.map { $0.endedAt ?? 0 })
     }
 
     private func invalid(_ what: String) -> JournalError {
