@@ -239,6 +239,93 @@ def chaos_body(ref: str) -> bytes:
 
 
 @pytest.mark.chaos
+def same(a: cip.Message, b: cip.Message) -> bool:
+    """Two answers with the same status, phase and body, byte for byte."""
+    return (a.status, a.phase, a.body) == (b.status, b.phase, b.body)
+
+
+def check_runs(reqs: dict, keyops: dict, log_path: Path, clients: list) -> tuple[list[str], list[dict], int, int]:
+    """Checks (a)-(e) of the module's docstring against the workers' logs (the workers must be gone, so that their
+    logs are complete). Returns the problems found, the log lines, how many requests were accepted and how many keys
+    ran more than once. Shared with test_failover.py."""
+    problems: list[str] = []
+    lines = [json.loads(line) for line in log_path.read_text().splitlines()] if log_path.exists() else []
+    starts: dict[str, list[dict]] = {}
+    for x in lines:
+        if x["event"] == "start":
+            starts.setdefault(x["ref"], []).append(x)
+
+    accepted = 0
+    for r in reqs.values():
+        st = r.final_status
+        if r.accepted:
+            accepted += 1
+        # (a), (b)
+        if r.ending is not None:
+            if st.json.get("code") == "unknown-request" or st.status == "progress":
+                if r.accepted:
+                    problems.append(f"{r.rid!r} ({r.kind}): ended {r.ending} ({r.ending_via}), final STATUS {st}")
+            elif not same(st, r.ending):
+                problems.append(f"{r.rid!r} ({r.kind}): final STATUS {st} differs from its ending {r.ending}")
+        elif r.unknown and st.json.get("code") != "unknown-request":
+            problems.append(f"{r.rid!r} ({r.kind}): STATUS said unknown-request, later {st}")
+        # (c) unkeyed handle jobs
+        if r.kind in ("handle", "lifecycle"):
+            runs = starts.get(r.ref, [])
+            if len(runs) > 1:
+                problems.append(f"{r.rid!r} ({r.kind}): its handle job ran {len(runs)} times: {runs}")
+            if runs and not r.accepted:
+                problems.append(f"{r.rid!r} ({r.kind}): ran {runs} but was never accepted "
+                                f"(ending {r.ending}, unknown-request {r.unknown})")
+            if r.ending is not None and r.ending.status == "final":
+                data = r.ending.json["handle"]["data"]
+                if len(runs) != 1 or data["job"] != runs[0]["job"]:
+                    problems.append(f"{r.rid!r}: final from job {data['job']}, logged runs {runs}")
+            if r.ending is not None and r.ending.status == "error" and r.ending.code in ("busy", "unknown-intent") \
+                    and runs:
+                problems.append(f"{r.rid!r}: ended {r.ending.code} (no handle job given out) but ran {runs}")
+        elif r.kind == "resolve" and starts.get(r.ref):
+            problems.append(f"{r.rid!r}: a resolve request ran a handle job {starts[r.ref]}")
+    # (d) keys
+    multi = 0
+    for op in keyops.values():
+        runs = sorted(starts.get(op.ref, []), key=lambda x: x["t"])
+        attempts = [x["attempt"] for x in runs]
+        multi += len(runs) > 1
+        if attempts != sorted(set(attempts)):
+            problems.append(f"key {op.key!r}: attempts {attempts} not strictly increasing")
+        if len(runs) > 1 + op.unknown_outcomes:
+            problems.append(f"key {op.key!r}: ran {len(runs)} times ({attempts}) after {op.unknown_outcomes} "
+                            f"unknown outcomes (endings {op.endings})")
+        for final in op.finals:  # the first and its duplicates or replays: all from the key's last run
+            data = final.json["handle"]["data"]
+            if not runs or (data["attempt"], data["job"]) != (runs[-1]["attempt"], runs[-1]["job"]):
+                problems.append(f"key {op.key!r}: final {data} is not from the last run {runs[-1:]}")
+    # (e)
+    for i, c in enumerate(clients):
+        problems += [f"client {i}: {v}" for v in c.violations]
+    return problems, lines, accepted, multi
+
+
+def tally_endings(reqs: dict) -> tuple[dict[str, int], dict[str, int]]:
+    """How the requests ended (final, or the error code), and which of those endings were learnt from STATUS."""
+    codes: dict[str, int] = {}
+    for r in reqs.values():
+        if r.ending is not None:
+            k = "final" if r.ending.status == "final" else r.ending.code
+            codes[k] = codes.get(k, 0) + 1
+        elif r.unknown:
+            codes["(unknown-request: never accepted)"] = codes.get("(unknown-request: never accepted)", 0) + 1
+        else:
+            codes["(no answer)"] = codes.get("(no answer)", 0) + 1
+    via_status: dict[str, int] = {}
+    for r in reqs.values():
+        if r.ending_via == "status":
+            k = "final" if r.ending.status == "final" else r.ending.code
+            via_status[k] = via_status.get(k, 0) + 1
+    return codes, via_status
+
+
 def test_sigkilled_broker_keeps_every_request(spawn, capsys):
     rng = random.Random()
     journal = spawn.run_dir / f"journal-{uuid.uuid4().hex[:8]}.db"
@@ -339,9 +426,6 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
         open_rids.discard(r.rid)
         if r.kind in ("keyed", "dup"):
             keyed_ended(r, m.code if m.status == "error" else None, m)
-
-    def same(a: cip.Message, b: cip.Message) -> bool:
-        return (a.status, a.phase, a.body) == (b.status, b.phase, b.body)
 
     def handle(m: cip.Message) -> None:
         r = reqs.get(m.request_id)
@@ -515,76 +599,10 @@ def test_sigkilled_broker_keeps_every_request(spawn, capsys):
     for p in workers:  # by pid; their logs are complete once they are gone
         p.signal(signal.SIGKILL)
         p.wait(10)
-    lines = [json.loads(line) for line in log_path.read_text().splitlines()] if log_path.exists() else []
-    starts: dict[str, list[dict]] = {}
-    for x in lines:
-        if x["event"] == "start":
-            starts.setdefault(x["ref"], []).append(x)
+    found, lines, accepted, multi = check_runs(reqs, keyops, log_path, clients)
+    problems += found
 
-    accepted = 0
-    for r in reqs.values():
-        st = r.final_status
-        if r.accepted:
-            accepted += 1
-        # (a), (b)
-        if r.ending is not None:
-            if st.json.get("code") == "unknown-request" or st.status == "progress":
-                if r.accepted:
-                    problems.append(f"{r.rid!r} ({r.kind}): ended {r.ending} ({r.ending_via}), final STATUS {st}")
-            elif not same(st, r.ending):
-                problems.append(f"{r.rid!r} ({r.kind}): final STATUS {st} differs from its ending {r.ending}")
-        elif r.unknown and st.json.get("code") != "unknown-request":
-            problems.append(f"{r.rid!r} ({r.kind}): STATUS said unknown-request, later {st}")
-        # (c) unkeyed handle jobs
-        if r.kind in ("handle", "lifecycle"):
-            runs = starts.get(r.ref, [])
-            if len(runs) > 1:
-                problems.append(f"{r.rid!r} ({r.kind}): its handle job ran {len(runs)} times: {runs}")
-            if runs and not r.accepted:
-                problems.append(f"{r.rid!r} ({r.kind}): ran {runs} but was never accepted "
-                                f"(ending {r.ending}, unknown-request {r.unknown})")
-            if r.ending is not None and r.ending.status == "final":
-                data = r.ending.json["handle"]["data"]
-                if len(runs) != 1 or data["job"] != runs[0]["job"]:
-                    problems.append(f"{r.rid!r}: final from job {data['job']}, logged runs {runs}")
-            if r.ending is not None and r.ending.status == "error" and r.ending.code in ("busy", "unknown-intent") \
-                    and runs:
-                problems.append(f"{r.rid!r}: ended {r.ending.code} (no handle job given out) but ran {runs}")
-        elif r.kind == "resolve" and starts.get(r.ref):
-            problems.append(f"{r.rid!r}: a resolve request ran a handle job {starts[r.ref]}")
-    # (d) keys
-    multi = 0
-    for op in keyops.values():
-        runs = sorted(starts.get(op.ref, []), key=lambda x: x["t"])
-        attempts = [x["attempt"] for x in runs]
-        multi += len(runs) > 1
-        if attempts != sorted(set(attempts)):
-            problems.append(f"key {op.key!r}: attempts {attempts} not strictly increasing")
-        if len(runs) > 1 + op.unknown_outcomes:
-            problems.append(f"key {op.key!r}: ran {len(runs)} times ({attempts}) after {op.unknown_outcomes} "
-                            f"unknown outcomes (endings {op.endings})")
-        for final in op.finals:  # the first and its duplicates or replays: all from the key's last run
-            data = final.json["handle"]["data"]
-            if not runs or (data["attempt"], data["job"]) != (runs[-1]["attempt"], runs[-1]["job"]):
-                problems.append(f"key {op.key!r}: final {data} is not from the last run {runs[-1:]}")
-    # (e)
-    for i, c in enumerate(clients):
-        problems += [f"client {i}: {v}" for v in c.violations]
-
-    codes: dict[str, int] = {}
-    for r in reqs.values():
-        if r.ending is not None:
-            k = "final" if r.ending.status == "final" else r.ending.code
-            codes[k] = codes.get(k, 0) + 1
-        elif r.unknown:
-            codes["(unknown-request: never accepted)"] = codes.get("(unknown-request: never accepted)", 0) + 1
-        else:
-            codes["(no answer)"] = codes.get("(no answer)", 0) + 1
-    via_status: dict[str, int] = {}
-    for r in reqs.values():
-        if r.ending_via == "status":
-            k = "final" if r.ending.status == "final" else r.ending.code
-            via_status[k] = via_status.get(k, 0) + 1
+    codes, via_status = tally_endings(reqs)
     progress = sum(1 for r in reqs.values() if r.progress)
     status_progress = sum(1 for r in reqs.values() if r.status_progress)
     recovered = broker.recovered()

@@ -454,9 +454,6 @@ def run_load(rig: Rig, mode: str, rng: random.Random, tag: str, clients: list[Fa
         if r.kind in ("keyed", "dup"):
             keyed_ended(r, m.code if m.status == "error" else None, m)
 
-    def same(a: cip.Message, b: cip.Message) -> bool:
-        return (a.status, a.phase, a.body) == (b.status, b.phase, b.body)
-
     def handle(m: cip.Message) -> None:
         nonlocal t_first_final, unavailable
         r = reqs.get(m.request_id)
@@ -489,7 +486,7 @@ def run_load(rig: Rig, mode: str, rng: random.Random, tag: str, clients: list[Fa
                 problems.append(f"{r.rid!r}: an ending REPLY {m} after STATUS said unknown-request")
             if r.ending is None:
                 ended(r, m, "reply")
-            elif not same(r.ending, m):
+            elif not durable.same(r.ending, m):
                 problems.append(f"{r.rid!r}: REPLY {m} differs from the ending {r.ending} ({r.ending_via})")
             return
         # STATUS answer
@@ -525,7 +522,7 @@ def run_load(rig: Rig, mode: str, rng: random.Random, tag: str, clients: list[Fa
             problems.append(f"{r.rid!r}: STATUS {m} after STATUS said unknown-request")
         if r.ending is None:
             ended(r, m, "status")
-        elif not same(r.ending, m):
+        elif not durable.same(r.ending, m):
             problems.append(f"{r.rid!r}: STATUS {m} differs from the ending {r.ending} ({r.ending_via})")
 
     def after_switch(c: FailoverClient) -> None:
@@ -725,76 +722,10 @@ def run_load(rig: Rig, mode: str, rng: random.Random, tag: str, clients: list[Fa
     for p in workers:  # by pid; their logs are complete once they are gone
         p.signal(signal.SIGKILL)
         p.wait(10)
-    lines = [json.loads(line) for line in log_path.read_text().splitlines()] if log_path.exists() else []
-    starts: dict[str, list[dict]] = {}
-    for x in lines:
-        if x["event"] == "start":
-            starts.setdefault(x["ref"], []).append(x)
+    found, lines, accepted, multi = durable.check_runs(reqs, keyops, log_path, clients)
+    problems += found
 
-    accepted = 0
-    for r in reqs.values():
-        st = r.final_status
-        if r.accepted:
-            accepted += 1
-        # (a), (b)
-        if r.ending is not None:
-            if st.json.get("code") == "unknown-request" or st.status == "progress":
-                if r.accepted:
-                    problems.append(f"{r.rid!r} ({r.kind}): ended {r.ending} ({r.ending_via}), final STATUS {st}")
-            elif not same(st, r.ending):
-                problems.append(f"{r.rid!r} ({r.kind}): final STATUS {st} differs from its ending {r.ending}")
-        elif r.unknown and st.json.get("code") != "unknown-request":
-            problems.append(f"{r.rid!r} ({r.kind}): STATUS said unknown-request, later {st}")
-        # (c) unkeyed handle jobs
-        if r.kind in ("handle", "lifecycle"):
-            runs = starts.get(r.ref, [])
-            if len(runs) > 1:
-                problems.append(f"{r.rid!r} ({r.kind}): its handle job ran {len(runs)} times: {runs}")
-            if runs and not r.accepted:
-                problems.append(f"{r.rid!r} ({r.kind}): ran {runs} but was never accepted "
-                                f"(ending {r.ending}, unknown-request {r.unknown})")
-            if r.ending is not None and r.ending.status == "final":
-                data = r.ending.json["handle"]["data"]
-                if len(runs) != 1 or data["job"] != runs[0]["job"]:
-                    problems.append(f"{r.rid!r}: final from job {data['job']}, logged runs {runs}")
-            if r.ending is not None and r.ending.status == "error" and r.ending.code in ("busy", "unknown-intent") \
-                    and runs:
-                problems.append(f"{r.rid!r}: ended {r.ending.code} (no handle job given out) but ran {runs}")
-        elif r.kind == "resolve" and starts.get(r.ref):
-            problems.append(f"{r.rid!r}: a resolve request ran a handle job {starts[r.ref]}")
-    # (d) keys
-    multi = 0
-    for op in keyops.values():
-        runs = sorted(starts.get(op.ref, []), key=lambda x: x["t"])
-        attempts = [x["attempt"] for x in runs]
-        multi += len(runs) > 1
-        if attempts != sorted(set(attempts)):
-            problems.append(f"key {op.key!r}: attempts {attempts} not strictly increasing")
-        if len(runs) > 1 + op.unknown_outcomes:
-            problems.append(f"key {op.key!r}: ran {len(runs)} times ({attempts}) after {op.unknown_outcomes} "
-                            f"unknown outcomes (endings {op.endings})")
-        for final in op.finals:
-            data = final.json["handle"]["data"]
-            if not runs or (data["attempt"], data["job"]) != (runs[-1]["attempt"], runs[-1]["job"]):
-                problems.append(f"key {op.key!r}: final {data} is not from the last run {runs[-1:]}")
-    # (e)
-    for i, c in enumerate(clients):
-        problems += [f"client {i}: {v}" for v in c.violations]
-
-    codes: dict[str, int] = {}
-    for r in reqs.values():
-        if r.ending is not None:
-            k = "final" if r.ending.status == "final" else r.ending.code
-            codes[k] = codes.get(k, 0) + 1
-        elif r.unknown:
-            codes["(unknown-request: never accepted)"] = codes.get("(unknown-request: never accepted)", 0) + 1
-        else:
-            codes["(no answer)"] = codes.get("(no answer)", 0) + 1
-    via_status: dict[str, int] = {}
-    for r in reqs.values():
-        if r.ending_via == "status":
-            k = "final" if r.ending.status == "final" else r.ending.code
-            via_status[k] = via_status.get(k, 0) + 1
+    codes, via_status = durable.tally_endings(reqs)
     worker_moves = []
     for p in workers:
         text = p.log_path.read_text("utf-8", "replace") if p.log_path.exists() else ""
