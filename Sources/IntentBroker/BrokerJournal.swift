@@ -85,17 +85,9 @@ final class BrokerJournal {
                             attempt: request.attempt, version: request.version, handleDispatched: false,
                             listeners: [])))
             case .attached(let id, let listener):
-                operations.append(
-                    .attached(
-                        request: id,
-                        JournalRequestKey(
-                            client: listener.key.client, requestID: listener.key.id, version: listener.version)))
+                operations.append(.attached(request: id, Self.key(listener, wall(listener.actAt))))
             case .detached(let id, let listener):
-                operations.append(
-                    .detached(
-                        request: id,
-                        JournalRequestKey(
-                            client: listener.key.client, requestID: listener.key.id, version: listener.version)))
+                operations.append(.detached(request: id, Self.key(listener, wall(listener.actAt))))
             case .handleDispatched(let id):
                 if let index = acceptedHere[id], case .accepted(var request) = operations[index] {
                     request.handleDispatched = true
@@ -230,10 +222,13 @@ final class BrokerJournal {
                     bodySize: request.body.count, arrival: arrival, deadline: deadline,
                     idempotencyKey: request.idempotencyKey, attempt: request.attempt, version: request.version,
                     handleDispatched: request.handleDispatched,
-                    // The journal keeps no listener deadline: they get the request's (at most one progress
-                    // each, as the core's timers allow).
+                    // A duplicate's own deadline (one journaled without it gets the request's); one that passed
+                    // meanwhile gets no second progress.
                     listeners: request.listeners.map {
-                        (RequestKey(client: $0.client, id: $0.requestID), $0.version, arrival + deadline)
+                        (
+                            RequestKey(client: $0.client, id: $0.requestID), $0.version,
+                            $0.actAt.map(monotonic) ?? arrival + deadline
+                        )
                     }))
         }
         let results = state.results.map {
@@ -267,6 +262,12 @@ final class BrokerJournal {
     func close() { journal.close() }
 
     // MARK: Conversions
+
+    /// A duplicate attached to a request, as the journal names it (with when its deadline is acted on).
+    private static func key(_ listener: Listener, _ actAt: Int64) -> JournalRequestKey {
+        JournalRequestKey(
+            client: listener.key.client, requestID: listener.key.id, version: listener.version, actAt: actAt)
+    }
 
     private static func bytes(_ payload: ReplyPayload<ZMQMessage>) -> [UInt8] {
         switch payload {

@@ -36,7 +36,8 @@ enum PostgresJournalSchema {
         CREATE TABLE listeners(
             seq bigint PRIMARY KEY DEFAULT nextval('journal_seq'),
             request bigint NOT NULL REFERENCES requests(id) ON DELETE CASCADE,
-            client bytea NOT NULL, request_id bytea NOT NULL, version smallint NOT NULL
+            client bytea NOT NULL, request_id bytea NOT NULL, version smallint NOT NULL,
+            act_at bigint NOT NULL DEFAULT 0
         )
         """,
         "CREATE INDEX listeners_by_request ON listeners(request)",
@@ -124,10 +125,10 @@ enum PostgresJournalSchema {
         """
     /// Inserts listeners in the order of the arrays (so their `seq` follows it).
     static let insertListeners = """
-        INSERT INTO listeners(request, client, request_id, version)
-        SELECT request, client, request_id, version
-        FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::smallint[]) WITH ORDINALITY
-            AS u(request, client, request_id, version, ord)
+        INSERT INTO listeners(request, client, request_id, version, act_at)
+        SELECT request, client, request_id, version, act_at
+        FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::smallint[], $5::bigint[]) WITH ORDINALITY
+            AS u(request, client, request_id, version, act_at, ord)
         ORDER BY ord
         """
     static let dispatchRequests = "UPDATE requests SET handle_dispatched = true WHERE id = ANY($1::bigint[])"
@@ -185,7 +186,7 @@ enum PostgresJournalSchema {
             attempt, version, handle_dispatched
         FROM requests ORDER BY id
         """
-    static let selectListeners = "SELECT request, client, request_id, version FROM listeners ORDER BY seq"
+    static let selectListeners = "SELECT request, client, request_id, version, act_at FROM listeners ORDER BY seq"
     static let selectResults =
         "SELECT client, request_id, version, is_error, phase, body, stored_at FROM results ORDER BY seq"
     static let selectKeyRecords = """

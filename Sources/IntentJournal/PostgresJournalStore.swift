@@ -367,8 +367,11 @@ final class PostgresJournalStore {
         for row in try query(PostgresJournalSchema.selectListeners, timeout: Self.recoveryTimeout).rows {
             let c = Cells(row, name)
             guard let at = index[UInt64(bitPattern: try c.int64(0))] else { continue }  // the foreign key forbids it
+            let actAt = try c.int64(4)
             state.requests[at].listeners.append(
-                JournalRequestKey(client: try c.bytes(1), requestID: try c.bytes(2), version: try c.version(3)))
+                JournalRequestKey(
+                    client: try c.bytes(1), requestID: try c.bytes(2), version: try c.version(3),
+                    actAt: actAt == 0 ? nil : actAt))
         }
         for row in try query(PostgresJournalSchema.selectResults, timeout: Self.recoveryTimeout).rows {
             let c = Cells(row, name)
@@ -523,7 +526,12 @@ final class PostgresJournalStore {
         }
         if !segment.listenerInserts.isEmpty {
             let listeners = segment.listenerInserts
-            try query(PostgresJournalSchema.insertListeners, binds { Self.appendListeners(listeners, to: &$0) })
+            try query(
+                PostgresJournalSchema.insertListeners,
+                binds {
+                    Self.appendListeners(listeners, to: &$0)
+                    $0.append(listeners.map { $0.key.actAt ?? 0 })
+                })
         }
         // A request dispatched and ended in the segment is only deleted: the delete's count checks it was open (two
         // parts of one statement must not touch the same row).

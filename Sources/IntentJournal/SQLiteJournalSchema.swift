@@ -42,7 +42,8 @@ enum SQLiteJournalSchema {
         CREATE TABLE listeners(
             seq INTEGER PRIMARY KEY,
             request INTEGER NOT NULL REFERENCES requests(id) ON DELETE CASCADE,
-            client BLOB NOT NULL, request_id BLOB NOT NULL, version INTEGER NOT NULL
+            client BLOB NOT NULL, request_id BLOB NOT NULL, version INTEGER NOT NULL,
+            act_at INTEGER NOT NULL DEFAULT 0
         ) STRICT;
         CREATE INDEX listeners_by_request ON listeners(request);
         CREATE TABLE results(

@@ -40,8 +40,8 @@ final class SQLiteJournalStore {
             // Only to an open request (the foreign key alone would accept an ended row).
             insertListener = try c.prepare(
                 """
-                INSERT INTO listeners(request, client, request_id, version)
-                SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM requests WHERE id = ?1 AND stored_at IS NULL)
+                INSERT INTO listeners(request, client, request_id, version, act_at)
+                SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM requests WHERE id = ?1 AND stored_at IS NULL)
                 """)
             deleteListener = try c.prepare(
                 "DELETE FROM listeners WHERE request = ?1 AND client = ?2 AND request_id = ?3 AND version = ?4")
@@ -83,7 +83,8 @@ final class SQLiteJournalStore {
                     idempotency_key, attempt, version, handle_dispatched
                 FROM requests WHERE stored_at IS NULL ORDER BY id
                 """)
-            selectListeners = try c.prepare("SELECT request, client, request_id, version FROM listeners ORDER BY seq")
+            selectListeners = try c.prepare(
+                "SELECT request, client, request_id, version, act_at FROM listeners ORDER BY seq")
             selectEnded = try c.prepare(
                 """
                 SELECT result_seq, client, request_id, version, is_error, result_phase, body, stored_at
@@ -195,8 +196,11 @@ final class SQLiteJournalStore {
         while try s.selectListeners.step() {
             let q = s.selectListeners
             guard let at = index[UInt64(bitPattern: q.int64(0))] else { continue }  // the foreign key forbids it
+            let actAt = q.int64(4)
             state.requests[at].listeners.append(
-                JournalRequestKey(client: q.blob(1), requestID: q.blob(2), version: try version(q.int64(3))))
+                JournalRequestKey(
+                    client: q.blob(1), requestID: q.blob(2), version: try version(q.int64(3)),
+                    actAt: actAt == 0 ? nil : actAt))
         }
         state.results = try readResults(s)
         while try s.selectKeyRecords.step() {
@@ -487,6 +491,7 @@ final class SQLiteJournalStore {
         try s.insertListener.bind(2, key.client)
         try s.insertListener.bind(3, key.requestID)
         try s.insertListener.bind(4, Int(key.version))
+        try s.insertListener.bind(5, key.actAt ?? 0)
         try s.insertListener.run()
         guard connection.changes == 1 else { throw invalid("a duplicate attached to request \(request), not open") }
         counters.requestsWithListeners.insert(request)

@@ -47,7 +47,12 @@ import Testing
         let operations: [[JournalOperation]] = [
             [
                 .accepted(first), .accepted(Sample.request(2)), .accepted(Sample.request(3, body: [])),
-                .attached(request: 1, Sample.key("client-c", "dup-1")), .handleDispatched(request: 2),
+                .attached(
+                    request: 1,
+                    JournalRequestKey(
+                        client: Sample.bytes("client-c"), requestID: Sample.bytes("dup-1"), version: 2,
+                        actAt: 1_700_000_000_500)),
+                .handleDispatched(request: 2),
                 .keyRecord(Sample.keyRecord("key-1", state: .inFlight(request: 1), endedAt: nil)),
                 .keyRecord(Sample.keyRecord("key-2", state: .outcomeUnknown, endedAt: 50)),
                 .keyRecord(

@@ -15,7 +15,8 @@ import Testing
         first.version = 1
         let second = Sample.request(2, client: "client-b", idempotencyKey: [], body: [])
         let third = Sample.request(3)
-        let listener = Sample.key("client-c", "dup-1")
+        var listener = Sample.key("client-c", "dup-1")
+        listener.actAt = 1_700_000_000_500  // its own deadline, kept
         let answers = [
             Sample.result(third.key, storedAt: 10), Sample.result(Sample.key("client-d", "dup-2"), storedAt: 10),
         ]

@@ -79,9 +79,9 @@ MAX_REQUESTS = 60 * KILLS  # ... but never more than this (keyed retries include
 WINDOW = int(os.environ.get("DURABLE_WINDOW", "32"))  # requests in flight at once (both clients)
 DEADLINES_MS = (500, 1000, 3000, 3000)  # short ones get progress and busy across restarts
 DUPLICATES = 0.2        # chance that a keyed request is sent twice at once (the second is attached to the first)
-# An attached duplicate gets its first request's deadline by default (after a restart a duplicate with a deadline of
-# its own can get a second progress: test_attached_duplicate_gets_one_progress_across_a_restart, xfail);
-# DURABLE_DUP_DEADLINES=1 gives duplicates deadlines of their own (shed ones must end once: the journal detaches them).
+# An attached duplicate gets its first request's deadline by default; DURABLE_DUP_DEADLINES=1 gives duplicates
+# deadlines of their own (shed ones must end once: the journal detaches them; one that had its progress keeps it
+# across a restart: the journal records each duplicate's own deadline, test_attached_duplicate_gets_one_progress_...).
 DUP_OWN_DEADLINES = os.environ.get("DURABLE_DUP_DEADLINES") == "1"
 LOAD_S = 120.0          # bound of the load phase
 DRAIN_S = 90.0          # after the load: every request ends by the hard limit (60 s)
@@ -679,9 +679,6 @@ def test_shed_duplicate_ends_once_across_a_restart(spawn):
         broker.proc.stop(2)
 
 
-@pytest.mark.xfail(strict=True, reason="broker gap (issue 12, JOURNAL.md 'not yet: listener deadlines in the "
-                   "journal'): after a restart an attached duplicate takes its request's deadline, and one that had "
-                   "its progress REPLY at its own deadline gets a second one at the request's")
 def test_attached_duplicate_gets_one_progress_across_a_restart(spawn):
     """At most one progress REPLY per request (6.3), a restart in between included: lifecycle P (key K, deadline
     3 s) and its duplicate D (deadline 500 ms) are attached; P's resolve job is running at D's deadline, so D gets
