@@ -103,7 +103,7 @@ let package = Package(
         .target(
             name: "ConciergeCommandLine",
             dependencies: [
-                "IntentWorker", "IntentKit", "ZeroMQ",
+                "IntentWorker", "IntentKit", "ZeroMQ", "ConciergeJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

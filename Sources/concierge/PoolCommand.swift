@@ -65,7 +65,7 @@ struct PoolCommand: AsyncParsableCommand {
                 executable: command.executable,
                 arguments: command.arguments + [
                     "--broker", broker, "--heartbeat-ms",
-                    String(heartbeat.heartbeatMs), "--log-level", level.rawValue,
+                    String(heartbeat.heartbeatMs), "--log-level", level.rawValue, "--log-format", logging.logFormat,
                 ] + worker.workerArguments + curve.workerArguments,
                 size: pool.size,
                 controlEndpoint: pool.control

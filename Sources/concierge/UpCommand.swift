@@ -68,7 +68,8 @@ struct UpCommand: AsyncParsableCommand {
                 executable: command.executable,
                 arguments: command.arguments + [
                     "--broker", brokerService.backendEndpoint,
-                    "--heartbeat-ms", String(broker.heartbeatMs), "--log-level", level.rawValue,
+                    "--heartbeat-ms", String(broker.heartbeatMs), "--log-level", level.rawValue, "--log-format",
+                    logging.logFormat,
                 ] + worker.workerArguments
                     + CurveClientOptions.workerArguments(serverKey: curveServerKey, secretKey: workerSecretKey),
                 size: pool.size,
