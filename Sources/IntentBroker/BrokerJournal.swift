@@ -45,19 +45,6 @@ final class BrokerJournal {
 
     // MARK: Commit
 
-    /// Records what the core queued since the last commit, in one transaction; throws when it could not (nothing of
-    /// the batch may then be acted on).
-    func commit(_ core: inout BrokerCore<ZMQMessage>) throws(JournalError) {
-        guard let operations = prepare(&core) else { return }
-        do throws(JournalError) {
-            try journal.commit(operations)
-        } catch {
-            failed(pending: [])
-            throw error
-        }
-        committed()
-    }
-
     /// Turns what the core queued since the last call into the operations of one commit (nil if there is nothing
     /// to record), and remembers the requests they accept until ``committed()`` or ``failed(pending:)``.
     func prepare(_ core: inout BrokerCore<ZMQMessage>) -> [JournalOperation]? {

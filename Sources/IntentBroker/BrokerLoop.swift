@@ -271,7 +271,7 @@ final class BrokerLoop: @unchecked Sendable {
                 if budget & 63 == 0 {
                     // A commit that finished meanwhile: perform its actions and start the next one now, not after
                     // the drain.
-                    if commitInFlight, let outcome = writer?.takeOutcome() { commitFinished(outcome) }
+                    if commitInFlight, let outcome = writer?.takeOutcome(drain: false) { commitFinished(outcome) }
                     performActions()
                 }
                 if budget & 127 == 0 { core.fireDueTimers(now: MonotonicTime.now()) }

@@ -63,14 +63,18 @@ final class JournalWriter: Sendable {
         request.signal()
     }
 
-    /// The outcome of the commit that finished, if one did (resets ``done``).
-    func takeOutcome() -> Result<Void, JournalError>? {
-        done.drain()
-        return state.withLock { state in
+    /// The outcome of the commit that finished, if one did. With `drain` (the loop's poll found ``done`` readable)
+    /// ``done`` is reset in any case; without it (a check between messages) only when an outcome is taken, so that
+    /// the check costs no system call while the commit runs.
+    func takeOutcome(drain: Bool = true) -> Result<Void, JournalError>? {
+        if drain { done.drain() }
+        let outcome = state.withLock { state in
             let outcome = state.outcome
             state.outcome = nil
             return outcome
         }
+        if !drain, outcome != nil { done.drain() }
+        return outcome
     }
 
     /// Waits for the commit in flight to finish and returns its outcome.
