@@ -94,5 +94,24 @@ extension EndToEnd {
             #expect(stored.status == .final && stored.body == done.body)
             try await cluster.waitUntilServing(client)
         }
+
+        @Test func aBrokerWhoseDatabaseIsUnreachableAtStartBindsAndAnswersUnavailable() async throws {
+            let cluster = try Cluster()
+            // Nothing listens on port 1: PostgreSQL is unreachable, and stays so.
+            try cluster.startBroker(["--journal", "postgres://concierge@127.0.0.1:1/concierge"])
+            let client = try cluster.client()
+            let reply = try await client.request(intent: delayedEcho("x"), phase: .resolve, requestID: "r")
+            #expect(reply.errorCode == "unavailable", "\(reply.body_)")
+            #expect(cluster.log("broker").contains("journal unavailable"))
+            cluster.signal("broker", SIGTERM)
+            #expect(await cluster.waitForExit("broker") == 0)
+        }
+
+        @Test func standbyAndLogFormatFlagsAreCheckedBeforeAnythingStarts() throws {
+            let standby = try runConcierge(["broker", "--journal", "/tmp/not-postgres.sqlite", "--standby"])
+            #expect(standby.status == 64 && standby.error.contains("--standby needs a PostgreSQL journal"))
+            let format = try runConcierge(["broker", "--log-format", "xml"])
+            #expect(format.status == 64 && format.error.contains("--log-format takes text or json"))
+        }
     }
 }
