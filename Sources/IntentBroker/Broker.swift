@@ -44,6 +44,8 @@ public final class Broker: Service, Sendable {
     public var frontendEndpoint: String { loop.frontendEndpoint }
     /// The backend endpoint actually bound.
     public var backendEndpoint: String { loop.backendEndpoint }
+    /// Liveness and readiness (for `/livez` and `/readyz`), readable from any thread while the broker runs.
+    public var health: BrokerHealth { loop.health }
     /// Counters as of the broker's stop.
     public var statistics: BrokerStatistics { loop.finalStatistics.withLock { $0 } }
 

@@ -1,3 +1,4 @@
+public import CoreMetrics
 public import IntentJournal
 
 /// Everything a ``Broker`` can be told. Defaults are the production defaults, on loopback.
@@ -74,6 +75,9 @@ public struct BrokerConfiguration: Sendable {
     /// takes over while this one lost its database. False: refuse to start (`journal-locked`) when another broker
     /// is active.
     public var standby = false
+    /// Where the broker's metrics go (`Docs/OPERATIONS.md` names them): nil for none. A command passes a
+    /// swift-prometheus factory and serves its registry over HTTP (`--http`).
+    public var metricsFactory: (any MetricsFactory)?
     /// libzmq I/O threads.
     public var ioThreads: Int32
     /// CURVE encryption and authentication of clients and workers; nil: none (then only loopback and `ipc://`

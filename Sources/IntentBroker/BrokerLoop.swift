@@ -1,3 +1,4 @@
+import CoreMetrics
 import IntentJournal
 import IntentWire
 import Logging
@@ -29,6 +30,12 @@ final class BrokerLoop: @unchecked Sendable {
     /// Whether this standby said so in its log since it last stood by.
     private let standbyAnnounced = Atomic<Bool>(false)
     let finalStatistics = Mutex(BrokerStatistics())
+    /// Liveness and readiness, for `/livez` and `/readyz`.
+    let health = BrokerHealth()
+    /// When the metrics gauges are next set from a snapshot (with a metrics factory).
+    private var nextMetricsPublish: UInt64 = 0
+    private let journalAvailable: Meter?
+    private let commitDuration: CoreMetrics.Timer?
 
     /// The rules (loop thread only).
     private var core: BrokerCore<ZMQMessage>
@@ -76,6 +83,13 @@ final class BrokerLoop: @unchecked Sendable {
         clientDecoder = ClientMessageDecoder(limits: limits)
         workerDecoder = WorkerMessageDecoder(limits: limits)
         bound = Mutex((configuration.frontendEndpoint, configuration.backendEndpoint))
+        if let factory = configuration.metricsFactory, configuration.journalPath != nil {
+            journalAvailable = Meter(label: "concierge_journal_available", factory: factory)
+            commitDuration = CoreMetrics.Timer(label: "concierge_journal_commit_duration_seconds", factory: factory)
+        } else {
+            journalAvailable = nil
+            commitDuration = nil
+        }
         if configuration.standby {
             // A standby binds nothing and opens the journal only in run(), where it waits for the leader lock.
             return
@@ -110,7 +124,7 @@ final class BrokerLoop: @unchecked Sendable {
         core = fresh
         self.journal = journal
         writer?.stop()
-        writer = JournalWriter(journal: journal.journal, done: journalDone)
+        writer = JournalWriter(journal: journal.journal, done: journalDone, commitDuration: commitDuration)
         unavailableSince = nil
         lastJournalContact = MonotonicTime.now()
         logger.info(
@@ -173,10 +187,13 @@ final class BrokerLoop: @unchecked Sendable {
     private func standBy() throws(BrokerError) -> Bool {
         guard let path = configuration.journalPath else { return false }
         standbyAnnounced.store(false, ordering: .relaxed)
+        health.set(.standingBy)
         var lastWarning: UInt64 = 0
         while !isStopRequested {
+            health.turned(MonotonicTime.now())
             do throws(JournalError) {
                 let journal = try BrokerJournal(path: path, sync: configuration.journalSync) { [self] in
+                    health.turned(MonotonicTime.now())
                     if !standbyAnnounced.exchange(true, ordering: .relaxed) {
                         logger.info(
                             "standing by: another broker is active on the journal; taking over when it stops",
@@ -209,6 +226,7 @@ final class BrokerLoop: @unchecked Sendable {
     private func pause(milliseconds: Int) {
         var steps = milliseconds / 50
         while steps > 0, !isStopRequested {
+            health.turned(MonotonicTime.now())
             var interval = timespec(tv_sec: 0, tv_nsec: 50_000_000)
             var left = timespec()
             while nanosleep(&interval, &left) == -1 && errno == EINTR { interval = left }
@@ -233,7 +251,11 @@ final class BrokerLoop: @unchecked Sendable {
 
         while true {
             var now = MonotonicTime.now()
-            var wakeAt = core.nextWakeTime
+            health.turned(now)
+            health.set(core.isShuttingDown ? .stopping : unavailableSince != nil ? .unavailable : .active)
+            health.set(workers: core.workers.count)
+            if core.metrics != nil, now >= nextMetricsPublish { publishMetrics(now: now) }
+            var wakeAt = min(core.nextWakeTime, core.metrics != nil ? nextMetricsPublish : UInt64.max)
             if unavailableSince != nil {
                 wakeAt = min(wakeAt, nextJournalAttempt)
             } else if journal?.isShared == true {
@@ -315,6 +337,16 @@ final class BrokerLoop: @unchecked Sendable {
             }
             if core.isDone(now: now), !commitInFlight { return .stopped }
         }
+    }
+
+    /// How often the metrics gauges are set from a snapshot of the core.
+    private static let metricsInterval: UInt64 = 1_000_000_000
+
+    /// Sets the metrics gauges from a snapshot of the core (queues, oldest waits, workers, capacity).
+    private func publishMetrics(now: UInt64) {
+        nextMetricsPublish = now + Self.metricsInterval
+        core.metrics?.publish(core.snapshot(now: now))
+        journalAvailable?.set(journal != nil && unavailableSince == nil ? 1 : 0)
     }
 
     /// Commit count and latency for operators (percentiles since the journal was opened, in microseconds): every
@@ -410,6 +442,7 @@ final class BrokerLoop: @unchecked Sendable {
     /// After the loop: the open requests end as at shutdown (unless the journal failed: a broker started again on it
     /// finishes them), the final statistics are kept, the sockets close once queued replies are sent.
     private func finish() {
+        health.set(.stopping)
         if unavailableSince == nil, journal != nil || configuration.journalPath == nil {
             flushJournal()
             if journalFailure == nil {

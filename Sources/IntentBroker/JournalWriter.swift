@@ -1,4 +1,6 @@
+import CoreMetrics
 import IntentJournal
+import IntentWire
 import Synchronization
 import ZeroMQ
 
@@ -26,7 +28,8 @@ final class JournalWriter: Sendable {
     /// Readable when a submitted commit has finished (the loop's, polled by it).
     let done: EventFD
 
-    init(journal: any Journal, done: EventFD) {
+    /// `commitDuration`, if given, records how long each commit took (metrics).
+    init(journal: any Journal, done: EventFD, commitDuration: CoreMetrics.Timer? = nil) {
         self.journal = journal
         self.done = done
         let request = self.request
@@ -43,9 +46,11 @@ final class JournalWriter: Sendable {
                 }
                 if let operations {
                     let outcome: Result<Void, JournalError>
+                    let start = MonotonicTime.now()
                     do throws(JournalError) {
                         try journal.commit(operations)
                         outcome = .success(())
+                        commitDuration?.recordNanoseconds(Int64(clamping: MonotonicTime.now() - start))
                     } catch {
                         outcome = .failure(error)
                     }

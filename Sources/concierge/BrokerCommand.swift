@@ -1,5 +1,6 @@
 import ArgumentParser
 import ConciergeCommandLine
+import ConciergeHTTP
 import IntentBroker
 import IntentJournal
 import Logging
@@ -161,6 +162,7 @@ struct BrokerCommand: AsyncParsableCommand {
 
     @OptionGroup var broker: BrokerOptions
     @OptionGroup var security: BrokerSecurityOptions
+    @OptionGroup var http: HTTPOptions
     @OptionGroup var logging: LoggingOptions
 
     func run() async throws {
@@ -168,10 +170,18 @@ struct BrokerCommand: AsyncParsableCommand {
         let logger = Logger(label: "concierge.broker")
         var configuration = broker.configuration
         try security.apply(to: &configuration)
+        let metrics = try http.endpoint().map { _ in
+            MetricsRegistry(deadline: configuration.defaultDeadline, hardLimit: configuration.hardLimit)
+        }
+        configuration.metricsFactory = metrics?.factory
         let service = try Broker(configuration: configuration, logger: logger)
-        let group = ServiceGroup(
-            services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
-        )
+        // On SIGTERM services stop in reverse order: the broker first, while /livez still answers.
+        var services: [any Service] = []
+        if let endpoint = try http.endpoint(), let metrics {
+            services.append(BrokerHTTP.server(endpoint, metrics: metrics, broker: service, logger: logger))
+        }
+        services.append(service)
+        let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
     }
 }

@@ -58,6 +58,7 @@ extension BrokerCore {
         nextJobID &+= 1
         requests.values[slot].state = .running(worker: workerID, job: jobID)
         requests.values[slot].started = true
+        requests.values[slot].bookedAt = now
         if requests.values[slot].phase == .handle {
             // Recorded before the JOB leaves (the shell commits a batch's journal before its actions).
             if journaling && !requests.values[slot].handleSent { journal.append(.handleDispatched(id)) }

@@ -72,19 +72,21 @@ extension BrokerCore {
             case .conflict:
                 reject(
                     client: client, requestID: requestID, phase: phase, version: decoded.version, .idempotencyConflict,
-                    "the idempotency key was first used with another body")
+                    "the idempotency key was first used with another body", intentType: type)
                 return
             case .earlierAttemptMayBeRunning:
                 reject(
                     client: client, requestID: requestID, phase: phase, version: decoded.version, .busy,
-                    "an earlier attempt with this idempotency key may still be running on a worker")
+                    "an earlier attempt with this idempotency key may still be running on a worker", intentType: type)
                 return
             }
         }
         if !intentTypes[type].queue.isEmpty || !anyWorkerHasRoom(for: type) {
             if let refusal = admissionRefusal(type: type, deadline: deadline) {
                 if let scope { idempotency.forget(scope, now: now) }
-                reject(client: client, requestID: requestID, phase: phase, version: decoded.version, .busy, refusal)
+                reject(
+                    client: client, requestID: requestID, phase: phase, version: decoded.version, .busy, refusal,
+                    intentType: type)
                 return
             }
         }
@@ -129,6 +131,11 @@ extension BrokerCore {
     private mutating func replay(_ scope: IdempotencyScope, to key: RequestKey, version: UInt8, now: UInt64) {
         guard let result = idempotency.reply(for: scope) else { return }
         statistics.replays += 1
+        if let type = intentTypeIndex[scope.intentType] {
+            metrics?.requestEnded(
+                intent: metricsLabel(ofType: type), phase: result.phase.description,
+                outcome: result.isError ? "handler-error" : "final", finalNanoseconds: nil, firstReply: false)
+        }
         results.store(result, for: key, now: now)  // STATUS of the replayed request answers it too
         if journaling { journal.append(.stored(result, key: key, version: version, at: now)) }
         actions.append(

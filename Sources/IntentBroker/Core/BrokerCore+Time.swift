@@ -142,6 +142,9 @@ extension BrokerCore {
                 if identityRequestIDs[byIdentity] == request.id { identityRequestIDs.removeValue(forKey: byIdentity) }
             }
             statistics.shedRequests += 1
+            metrics?.requestEnded(
+                intent: metricsLabel(ofType: request.intentType), phase: request.phase.name.description,
+                outcome: WireErrorCode.busy.rawValue, finalNanoseconds: nil, firstReply: false)
             let busy = WireBody.error(.busy, "no worker could start the request before its deadline")
             let result = ResultStore<Body>.Result(isError: true, phase: request.phase.name, payload: .bytes(busy))
             sendEnding(result, status: .error, to: listener.key, version: listener.version, now: now)
@@ -155,6 +158,8 @@ extension BrokerCore {
     /// The one `progress` reply of a request (or of a duplicate attached to it), rule 3.
     mutating func sendProgress(_ request: BrokerRequest<Body>, to key: RequestKey, version: UInt8, now: UInt64) {
         statistics.progressReplies += 1
+        // The request's own first reply is timed; an attached duplicate's arrival is not kept.
+        metrics?.progressSent(afterNanoseconds: key == request.key ? now &- request.arrival : nil)
         actions.append(
             .reply(
                 ClientReply(

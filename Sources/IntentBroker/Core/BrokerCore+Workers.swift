@@ -129,6 +129,12 @@ extension BrokerCore {
         }
         request.bodySize = result.bodySize
         intentTypes[request.intentType].pace.recordAnswer()
+        if let metrics, let worker = workers[workerID] {
+            metrics.jobEnded(
+                worker: worker.name, intent: metricsLabel(ofType: request.intentType),
+                phase: request.phase.name.description, outcome: result.outcome.rawValue,
+                nanoseconds: now &- request.bookedAt)
+        }
         if request.cancelRequested {
             // Cancelled while the job ran (section 4.10.2): the handler stopped, or finished first; a lifecycle goes
             // no further.
@@ -137,7 +143,9 @@ extension BrokerCore {
             if result.outcome == .continue {
                 fail(id, .cancelled, "cancelled by its client after its \(request.phase) phase", now: now)
             } else {
-                end(id, status: Self.replyStatus(result.outcome), payload: .body(body), now: now)
+                end(
+                    id, status: Self.replyStatus(result.outcome), payload: .body(body),
+                    outcome: Self.metricsOutcome(result.outcome), now: now)
             }
             return
         }
@@ -148,7 +156,9 @@ extension BrokerCore {
             dispatch(id, atFront: false, now: now)
         } else {
             requests[id] = request
-            end(id, status: Self.replyStatus(result.outcome), payload: .body(body), now: now)
+            end(
+                id, status: Self.replyStatus(result.outcome), payload: .body(body),
+                outcome: Self.metricsOutcome(result.outcome), now: now)
         }
     }
 
@@ -161,7 +171,10 @@ extension BrokerCore {
             intentTypes[type].workers.removeAll { $0 == id }
             if intentTypes[type].workers.isEmpty { intentTypes[type].servedUntil = now &+ graceNanos }
         }
-        if reason != "disconnected" || !worker.jobs.isEmpty { statistics.workersLost += 1 }
+        if reason != "disconnected" || !worker.jobs.isEmpty {
+            statistics.workersLost += 1
+            metrics?.workerLost()
+        }
         if !unknownAttempts.isEmpty {
             for job in worker.jobs.keys { unknownAttempts.removeValue(forKey: job) }
         }
@@ -176,8 +189,16 @@ extension BrokerCore {
                 metadata: ["worker": "\(worker.name)", "reason": "\(reason)", "jobs": "\(lost.count)"])
         }
         // Oldest last to the front, so the oldest ends up first in its queue.
+        if let metrics {
+            for request in lost {
+                metrics.jobEnded(
+                    worker: worker.name, intent: metricsLabel(ofType: request.intentType),
+                    phase: request.phase.name.description, outcome: "lost", nanoseconds: nil)
+            }
+        }
         for request in lost.reversed() where request.phase.isRetriable {
             statistics.jobsRedispatched += 1
+            metrics?.jobRedispatched()
             dispatch(request.id, atFront: true, now: now)
         }
         for request in lost where !request.phase.isRetriable {

@@ -52,6 +52,8 @@ struct BrokerCore<Body> {
     /// Jobs of attempts that ended without a known outcome while their worker may still run them, by job id.
     var unknownAttempts: [UInt64: IdempotencyScope] = [:]
     var statistics = BrokerStatistics()
+    /// Counters and histograms for operators, when ``BrokerConfiguration/metricsFactory`` is set.
+    let metrics: BrokerMetrics?
     var nextRequestID: RequestID = 1
     var nextWorkerID: WorkerID = 1
     var nextJobID: UInt64 = 1
@@ -95,6 +97,7 @@ struct BrokerCore<Body> {
         startupGraceEnd = now &+ configuration.startupGracePeriod.nanoseconds
         warnings = WarningLimiter(interval: configuration.peerWarningInterval.nanoseconds)
         idempotency.tracksChanges = journaling
+        metrics = configuration.metricsFactory.map { BrokerMetrics(factory: $0) }
     }
 
     /// Logs a warning caused by `peer`, at most once per interval per peer and kind (see ``WarningLimiter``).
@@ -170,8 +173,24 @@ struct BrokerCore<Body> {
     // MARK: Ending requests
 
     /// Ends a request with its final or error reply: the one place a request leaves the table.
-    mutating func end(_ id: RequestID, status: ClientReply<Body>.Status, payload: ReplyPayload<Body>, now: UInt64) {
+    ///
+    /// `outcome` names the ending in metrics: `final`, the code of an error the broker wrote, or the outcome word of a
+    /// worker's error (``metricsOutcome(_:)``).
+    mutating func end(
+        _ id: RequestID, status: ClientReply<Body>.Status, payload: ReplyPayload<Body>, outcome: String, now: UInt64
+    ) {
         guard let request = requests.removeValue(forKey: id) else { return }
+        if let metrics {
+            let intent = metricsLabel(ofType: request.intentType)
+            metrics.requestEnded(
+                intent: intent, phase: request.phase.name.description, outcome: outcome,
+                finalNanoseconds: now &- request.arrival, firstReply: !request.firstReplySent)
+            for _ in request.listeners {
+                metrics.requestEnded(
+                    intent: intent, phase: request.phase.name.description, outcome: outcome, finalNanoseconds: nil,
+                    firstReply: false)
+            }
+        }
         leaveQueue(request)
         let result = ResultStore<Body>.Result(isError: status == .error, phase: request.phase.name, payload: payload)
         if journaling {
@@ -234,15 +253,36 @@ struct BrokerCore<Body> {
 
     /// Ends a request with an error the broker writes.
     mutating func fail(_ id: RequestID, _ code: WireErrorCode, _ message: String, now: UInt64) {
-        end(id, status: .error, payload: .bytes(WireBody.error(code, message)), now: now)
+        end(id, status: .error, payload: .bytes(WireBody.error(code, message)), outcome: code.rawValue, now: now)
+    }
+
+    /// The label of intent type `type` in metrics: its name, or `other` past ``BrokerMetrics/maxLabelValues`` types.
+    func metricsLabel(ofType type: Int?) -> String {
+        guard let type else { return "" }
+        guard type < BrokerMetrics.maxLabelValues else { return "other" }
+        return metrics?.intentLabel(type) { intentTypes[type].displayName } ?? ""
+    }
+
+    /// The metrics outcome of a request a worker's RESULT ends: `final`, or `handler-error` / `cancelled`.
+    static func metricsOutcome(_ outcome: JobOutcome) -> String {
+        switch outcome {
+        case .error: "handler-error"
+        case .cancelled: "cancelled"
+        case .continue, .stop: "final"
+        }
     }
 
     /// Answers a message or request that was not accepted (nothing is stored).
     mutating func reject(
         client: [UInt8], requestID: [UInt8], phase: StaticString, version: UInt8 = 1, _ code: WireErrorCode,
-        _ message: String, command: ClientReply<Body>.Command = .reply
+        _ message: String, command: ClientReply<Body>.Command = .reply, intentType: Int? = nil
     ) {
         statistics.errorReplies += 1
+        if command == .reply {
+            metrics?.requestEnded(
+                intent: metricsLabel(ofType: intentType), phase: phase.description, outcome: code.rawValue,
+                finalNanoseconds: nil, firstReply: false)
+        }
         actions.append(
             .reply(
                 ClientReply(

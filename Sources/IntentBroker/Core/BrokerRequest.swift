@@ -34,6 +34,8 @@ struct BrokerRequest<Body> {
     var firstReplySent = false
     /// Whether any job of this request was ever given to a worker.
     var started = false
+    /// When its current job was booked on a worker (monotonic nanoseconds; handler durations in metrics).
+    var bookedAt: UInt64 = 0
     /// Size of ``body`` in bytes (what keeping it as a stored reply costs).
     var bodySize = 0
     /// The idempotency key's record this request runs (issue 11), and which attempt of the key it is.

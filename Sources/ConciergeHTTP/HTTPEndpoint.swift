@@ -1,0 +1,58 @@
+/// Where an observability server listens: `HOST:PORT` (`127.0.0.1:9464`, `[::1]:9464`, `localhost:0` for an
+/// ephemeral port).
+///
+/// Like the ZeroMQ endpoints, it is secure by default: ``isLoopback`` says whether only this host can reach it, and
+/// the commands refuse other addresses unless told `--insecure` (the endpoints have no authentication).
+public struct HTTPEndpoint: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `HOST:PORT`; an IPv6 host is written in brackets.
+    public init(parsing text: String) throws(HTTPEndpointError) {
+        guard let colon = text.lastIndex(of: ":") else {
+            throw HTTPEndpointError(code: .malformed, message: "expected HOST:PORT, got \"\(text)\"")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            throw HTTPEndpointError(
+                code: .malformed, message: "expected HOST:PORT with a port from 0 to 65535, got \"\(text)\"")
+        }
+        self.init(host: host, port: port)
+    }
+
+    /// Whether only this host can connect: 127.0.0.0/8, ::1 or `localhost`.
+    public var isLoopback: Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// A bad `--http` address.
+public struct HTTPEndpointError: Error, Sendable, Equatable, CustomStringConvertible {
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// Not `HOST:PORT`.
+        public static let malformed = Code(rawValue: "malformed")
+        /// Other hosts could reach it and `--insecure` was not given.
+        public static let insecure = Code(rawValue: "insecure-endpoint")
+        public var description: String { rawValue }
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+}
