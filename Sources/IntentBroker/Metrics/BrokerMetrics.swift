@@ -54,6 +54,8 @@ final class BrokerMetrics {
     private var queueDepth: [String: Meter] = [:]
     private var oldestAge: [String: Meter] = [:]
     private let workersByState: [String: Meter]
+    /// Per registered worker (by name): jobs held now, and capacity; removed when the worker is gone.
+    private var workerGauges: [String: (jobs: Meter, slots: Meter)] = [:]
     private let capacityByState: [String: Meter]
 
     init(factory: any MetricsFactory) {
@@ -166,6 +168,25 @@ final class BrokerMetrics {
         workersByState["blocked"]?.set(snapshot.blockedWorkers)
         capacityByState["used"]?.set(snapshot.capacityUsed)
         capacityByState["free"]?.set(snapshot.capacityFree)
+        var seen: Set<String> = []
+        for worker in snapshot.workers.prefix(Self.maxLabelValues) where seen.insert(worker.name).inserted {
+            let gauges =
+                workerGauges[worker.name]
+                ?? (
+                    Meter(
+                        label: "concierge_worker_jobs_in_progress", dimensions: [("worker", worker.name)],
+                        factory: factory),
+                    Meter(label: "concierge_worker_slots", dimensions: [("worker", worker.name)], factory: factory)
+                )
+            workerGauges[worker.name] = gauges
+            gauges.jobs.set(worker.jobs)
+            gauges.slots.set(worker.capacity)
+        }
+        for (name, gauges) in workerGauges where !seen.contains(name) {
+            gauges.jobs.destroy()
+            gauges.slots.destroy()
+            workerGauges[name] = nil
+        }
         for (index, type) in snapshot.intentTypes.enumerated() where index < Self.maxLabelValues {
             // Types no worker serves and none queue for (made up by clients at startup) get no series.
             guard type.workers > 0 || type.queueDepth > 0 || queueDepth[type.name] != nil else { continue }
