@@ -20,7 +20,12 @@ struct HTTPOptions: ParsableArguments {
     /// The endpoint to serve, nil without `--http`.
     func endpoint() throws -> HTTPEndpoint? {
         guard let http else { return nil }
-        let endpoint = try HTTPEndpoint(parsing: http)
+        let endpoint: HTTPEndpoint
+        do {
+            endpoint = try HTTPEndpoint(parsing: http)
+        } catch {
+            throw ValidationError("--http: \(error.message)")
+        }
         guard endpoint.isLoopback || httpInsecure else {
             throw ValidationError(
                 "--http \(http) can be reached from other hosts and has no authentication: bind 127.0.0.1, or add "
