@@ -48,8 +48,11 @@ METRICS: dict[str, str] = {
     "concierge_queue_depth": "gauge",  # {intent}
     "concierge_queue_oldest_age_seconds": "gauge",  # {intent}
     "concierge_requests_in_flight": "gauge",
+    "concierge_requests_queued": "gauge",
     "concierge_workers": "gauge",  # {state}: ready, draining, blocked
     "concierge_worker_capacity": "gauge",  # {state}: used, free
+    "concierge_worker_jobs_in_progress": "gauge",  # {worker}
+    "concierge_worker_slots": "gauge",  # {worker}
     "concierge_first_reply_duration_seconds": "histogram",
     "concierge_final_reply_duration_seconds": "histogram",
     "concierge_progress_replies_total": "counter",
@@ -349,9 +352,20 @@ def check_dashboard(dashboard: dict) -> list[str]:
             problems.append(f"dashboard: histogram_quantile without _bucket series: {q}")
         if q.count("(") != q.count(")"):
             problems.append(f"dashboard: unbalanced parentheses: {q}")
-    ids = [p["id"] for p in dashboard.get("panels", [])]
+    panels = dashboard.get("panels", [])
+    ids = [p["id"] for p in panels]
     if len(ids) != len(set(ids)):
         problems.append("dashboard: duplicate panel ids")
+    cells: dict[tuple[int, int], str] = {}  # the 24-column grid: no two panels on one cell
+    for p in panels:
+        g = p["gridPos"]
+        if g["x"] + g["w"] > 24:
+            problems.append(f"dashboard: panel {p['title']!r} is wider than the grid")
+        for cell in ((x, y) for x in range(g["x"], g["x"] + g["w"]) for y in range(g["y"], g["y"] + g["h"])):
+            if cell in cells:
+                problems.append(f"dashboard: panels {cells[cell]!r} and {p['title']!r} overlap")
+                break
+            cells[cell] = p["title"]
     return problems
 
 
@@ -441,6 +455,28 @@ def test_autoscalers_query_concierge_metrics():
 
 def test_every_manifest_is_in_a_layout():
     assert check_layout() == []
+
+
+def test_manifests_use_flags_concierge_accepts():
+    """Every --flag a concierge container passes is one `concierge SUBCOMMAND --help` lists (a renamed or missing
+    flag would crash-loop the pods)."""
+    problems = []
+    checked = 0
+    helps: dict[str, str] = {}
+    for where, spec in pod_templates([doc for _, doc in resources()]):
+        for c in spec.get("containers", []):
+            if c.get("image") != "concierge" or not c.get("args"):
+                continue
+            subcommand, flags = c["args"][0], [a for a in c["args"][1:] if a.startswith("--")]
+            if subcommand not in helps:
+                out = subprocess.run([str(cluster.binary()), subcommand, "--help"], capture_output=True, text=True,
+                                     timeout=30)
+                helps[subcommand] = out.stdout + out.stderr
+            accepted = set(re.findall(r"(--[a-z][a-z0-9-]*)", helps[subcommand]))
+            problems += [f"{where} {c['name']}: concierge {subcommand} has no {f}" for f in flags if f not in accepted]
+            checked += len(flags)
+    assert checked > 0
+    assert problems == [], problems
 
 
 def _kubectl_kustomize() -> str | None:
@@ -547,6 +583,9 @@ def test_checks_catch_mistakes():
     problems = check_dashboard(broken)
     assert "dashboard: unknown metric concierge_request_total" in problems, problems
     assert "dashboard: no panel shows concierge_requests_total" in problems, problems
+    broken = copy.deepcopy(dashboard)
+    broken["panels"][2]["gridPos"]["x"] = 4
+    assert any("overlap" in p for p in check_dashboard(broken))
     # Autoscaler queries: a typo in the ScaledObject's query; an HPA metric no adapter rule makes.
     bad = mutated(lambda o: doc(o, "ScaledObject")["spec"]["triggers"][1]["metadata"].update(
         query="max(concierge_queue_oldest_age{namespace=\"concierge\"})"))
