@@ -62,8 +62,8 @@ METRICS: dict[str, str] = {
     "concierge_redispatches_total": "counter",
     "concierge_journal_commit_duration_seconds": "histogram",
     "concierge_journal_available": "gauge",
-    "concierge_worker_jobs_total": "counter",  # {worker,intent,phase,outcome}
-    "concierge_handler_duration_seconds": "histogram",  # {intent,phase}
+    "concierge_worker_jobs_total": "counter",  # {worker,intent,phase,outcome}, from the workers' results
+    "concierge_handler_duration_seconds": "histogram",  # {intent,phase}, as the workers measured it
     # pool (concierge pool --http)
     "concierge_pool_workers": "gauge",  # {state}: wanted, running
     "concierge_pool_restarts_total": "counter",
@@ -961,3 +961,108 @@ def test_postgres_journal_init_tolerates_an_existing_journal():
         assert out.returncode == 1 and "journal-unavailable" in out.stderr, out.stdout + out.stderr
     finally:
         pg.close()
+
+
+# -- the metric list and the probes' paths against live processes ----------------------------------------------------
+
+POOL_ONLY = {name for name in METRICS if name.startswith("concierge_pool_")}
+
+
+def _http_port(proc: cluster.Proc, timeout: float = 20.0) -> int:
+    """The port of `--http 127.0.0.1:0`, from the process's `http ready` log line."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        m = re.search(r"http=127\.0\.0\.1:(\d+).*http ready", proc.log_path.read_text("utf-8", "replace"))
+        if m:
+            return int(m.group(1))
+        assert proc.alive(), proc.tail()
+        time.sleep(0.05)  # polling the log for the line: bounded by `end`
+    raise TimeoutError(f"no `http ready` line within {timeout} s:\n{proc.tail()}")
+
+
+def _get(port: int, path: str) -> tuple[int, str]:
+    import urllib.error
+    import urllib.request
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def _served(text: str) -> set[str]:
+    names = set()
+    for line in text.splitlines():
+        if line.startswith("concierge_"):
+            names |= metric_names(re.split(r"[{ ]", line, maxsplit=1)[0])
+    return names
+
+
+def _probe_paths() -> set[str]:
+    return {c[kind]["httpGet"]["path"] for _, spec in pod_templates([d for _, d in resources()])
+            for c in spec["containers"] for kind in ("livenessProbe", "readinessProbe") if kind in c}
+
+
+def test_metric_list_and_probe_paths_match_a_live_broker(run_dir, tmp_path):
+    """A broker with a journal and --http: the probes' paths answer (/readyz only once a worker registered), and
+    after some requests its /metrics serves every broker metric of METRICS and nothing outside it."""
+    journal = tmp_path / "journal.sqlite"
+    subprocess.run([str(cluster.binary()), "journal", "init", str(journal)], check=True, capture_output=True,
+                   timeout=60)
+    broker = cluster.Broker("k8s-metrics", run_dir, {"journal": journal, "http": "127.0.0.1:0", "log-level": "info"})
+    pool = None
+    try:
+        broker.wait_ready()
+        port = _http_port(broker.proc)
+        assert _get(port, "/livez")[0] == 200
+        assert _get(port, "/readyz")[0] == 503, "ready without a worker"
+        pool = cluster.start_pool(broker, run_dir, "k8s-metrics-pool", workers=1)
+        cluster.wait_for_workers(broker, 1, procs=[pool])
+        with broker.client() as c:
+            assert c.run("Echo", "handle", cip.interaction("Echo", text="x")).status == "final"
+            assert c.run("NoSuchIntent", "handle", {}).status == "error"
+        end = time.monotonic() + 20
+        while _get(port, "/readyz")[0] != 200:  # the snapshot is published about once a second
+            assert time.monotonic() < end, "not ready with a worker registered"
+            time.sleep(0.1)
+        for path in _probe_paths():
+            assert _get(port, path)[0] == 200, path
+        status, text = _get(port, "/metrics")
+        assert status == 200
+        served = _served(text)
+        assert served - METRICS.keys() == set(), f"served but not in METRICS: {served - METRICS.keys()}"
+        missing = METRICS.keys() - POOL_ONLY - served
+        assert missing == set(), f"in METRICS but not served by the broker: {missing}"
+        print(f"broker /metrics: {len(served)} metrics, as listed")
+    finally:
+        if pool is not None:
+            pool.stop()
+        broker.stop()
+
+
+def test_metric_list_and_probe_paths_match_a_live_pool(run_dir):
+    """A pool with --http: the probes' paths answer and /metrics serves the pool's metrics of METRICS (and nothing
+    outside it)."""
+    broker = cluster.Broker("k8s-pool-metrics", run_dir, {})
+    pool = None
+    try:
+        broker.wait_ready()
+        args = [str(cluster.binary()), "pool", "--broker", broker.backend, "--workers", "1", "--control",
+                f"ipc://{run_dir}/k8s-pool-metrics.ctl", "--http", "127.0.0.1:0", "--log-level", "info"]
+        pool = cluster.Proc("k8s-pool-metrics-pool", args, run_dir)
+        port = _http_port(pool)
+        cluster.wait_for_workers(broker, 1, procs=[pool])
+        end = time.monotonic() + 20
+        while _get(port, "/readyz")[0] != 200:
+            assert time.monotonic() < end, "the pool is not ready with its worker running"
+            time.sleep(0.1)
+        for path in _probe_paths():
+            assert _get(port, path)[0] == 200, path
+        served = _served(_get(port, "/metrics")[1])
+        assert served - METRICS.keys() == set(), f"served but not in METRICS: {served - METRICS.keys()}"
+        missing = POOL_ONLY - served
+        assert missing == set(), f"in METRICS but not served by the pool: {missing}"
+    finally:
+        if pool is not None:
+            pool.stop()
+        broker.stop()
