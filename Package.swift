@@ -180,6 +180,17 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: swiftSettings),
         .testTarget(name: "ConciergeJSONTests", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),
         .testTarget(
+            name: "ConciergeHTTPTests",
+            dependencies: [
+                "ConciergeHTTP", "ConciergeTestKit",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "IntentKitTests",
             dependencies: ["IntentKit", "ConciergeExamples", "ConciergeJSON"],
             swiftSettings: swiftSettings

@@ -5,9 +5,9 @@ import Foundation
 #endif
 
 /// A blocking HTTP/1.1 GET (`Connection: close`) on 127.0.0.1 (tests of `--http`): the status code and the body.
-func httpGet(port: Int, _ path: String) throws -> (status: Int, body: String) {
+public func httpGet(port: Int, _ path: String) throws -> (status: Int, body: String) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw WaitTimedOut(description: "socket: errno \(errno)") }
+    guard fd >= 0 else { throw HTTPGetError("socket: errno \(errno)") }
     defer { close(fd) }
     var timeout = timeval(tv_sec: 10, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -20,10 +20,10 @@ func httpGet(port: Int, _ path: String) throws -> (status: Int, body: String) {
             connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
         }
     }
-    guard connected == 0 else { throw WaitTimedOut(description: "connect to port \(port): errno \(errno)") }
+    guard connected == 0 else { throw HTTPGetError("connect to port \(port): errno \(errno)") }
     let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
     guard send(fd, request, request.count, 0) == request.count else {
-        throw WaitTimedOut(description: "send: errno \(errno)")
+        throw HTTPGetError("send: errno \(errno)")
     }
     var response: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -37,21 +37,21 @@ func httpGet(port: Int, _ path: String) throws -> (status: Int, body: String) {
     let text = String(decoding: response, as: UTF8.self)
     guard let headerEnd = text.range(of: "\r\n\r\n"),
         let status = text.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap({ Int($0) })
-    else { throw WaitTimedOut(description: "not an HTTP response: \(text.prefix(200))") }
+    else { throw HTTPGetError("not an HTTP response: \(text.prefix(200))") }
     return (status, String(text[headerEnd.upperBound...]))
 }
 
 /// One scrape of a Prometheus text exposition: each sample's name, labels and value.
-struct Scrape {
-    struct Sample {
-        let name: String
-        let labels: [String: String]
-        let value: Double
+public struct Scrape {
+    public struct Sample: Sendable {
+        public let name: String
+        public let labels: [String: String]
+        public let value: Double
     }
 
-    let samples: [Sample]
+    public let samples: [Sample]
 
-    init(_ text: String) {
+    public init(_ text: String) {
         var samples: [Sample] = []
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
@@ -77,14 +77,14 @@ struct Scrape {
     }
 
     /// The sum of the samples of `name` whose labels include `labels`.
-    func sum(_ name: String, _ labels: [String: String] = [:]) -> Double {
+    public func sum(_ name: String, _ labels: [String: String] = [:]) -> Double {
         samples.filter { sample in
             sample.name == name && labels.allSatisfy { sample.labels[$0.key] == $0.value }
         }.reduce(0) { $0 + $1.value }
     }
 
     /// Whether a series named `name` is exposed at all.
-    func has(_ name: String) -> Bool { samples.contains { $0.name == name } }
+    public func has(_ name: String) -> Bool { samples.contains { $0.name == name } }
 }
 
 /// Where the body starts and how long it is, once a response's header is complete and names its length.
@@ -98,4 +98,10 @@ private func contentLength(_ response: [UInt8]) -> (headerEnd: Int, body: Int)? 
         let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
     else { return nil }
     return (end + 4, length)
+}
+
+/// An HTTP GET that could not be made or answered.
+public struct HTTPGetError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
 }
