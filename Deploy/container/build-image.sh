@@ -38,11 +38,17 @@ done
 packages=libzmq5,libsqlite3-0,ca-certificates
 # shellcheck disable=SC1091
 suite=${CONCIERGE_DEBIAN_SUITE:-$(. /etc/os-release && echo "${VERSION_CODENAME:-}")}
-[ -n "$suite" ] || { echo "build-image: no VERSION_CODENAME in /etc/os-release; set CONCIERGE_DEBIAN_SUITE" >&2; exit 78; }
+if [ -z "$suite" ]; then
+  echo "build-image: no VERSION_CODENAME in /etc/os-release; set CONCIERGE_DEBIAN_SUITE" >&2
+  exit 78
+fi
 mirror=${CONCIERGE_DEBIAN_MIRROR:-}
 if [ -z "$mirror" ]; then
-  mirror=$(sed -n 's/^URIs: *\([^ ]*debian\/\{0,1\}\)$/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1)
-  [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $2 ~ /debian\/?$/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
+  # The host's own mirror: deb822 sources (bookworm's default), else the one-line format.
+  mirror=$(sed -n 's/^URIs: *\([^ ]*debian\/\{0,1\}\)$/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null \
+    | head -n1 || true)
+  [ -n "$mirror" ] ||
+    mirror=$(awk '$1 == "deb" && $2 ~ /debian\/?$/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
   [ -n "$mirror" ] || mirror=http://deb.debian.org/debian
 fi
 arch=$(dpkg --print-architecture)
