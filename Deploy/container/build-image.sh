@@ -69,7 +69,9 @@ trap 'rm -rf "$work"' EXIT
 # 1. The base root filesystem, as a tarball (cached when CONCIERGE_ROOTFS_CACHE is set).
 cache=${CONCIERGE_ROOTFS_CACHE:-$work/cache}
 mkdir -p "$cache"
-tarball="$cache/debian-$suite-$arch-minbase-$(echo "$packages" | tr ',' '+').tar"
+# The name changes with the recipe (its revision below, the packages), so a cached tarball never outlives it.
+revision=2
+tarball="$cache/debian-$suite-$arch-minbase-$(echo "$packages" | tr ',' '+')-r$revision.tar"
 if [ -s "$tarball" ]; then
   echo "build-image: base root filesystem from the cache: $tarball" >&2
 else
@@ -86,6 +88,8 @@ else
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* "$rootfs"/usr/share/doc/* \
     "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/* "$rootfs"/usr/share/locale/* "$rootfs"/var/log/*.log \
     "$rootfs"/var/cache/debconf/*-old
+  # The build host's name and resolver: podman provides the container's own.
+  rm -f "$rootfs"/etc/hostname "$rootfs"/etc/resolv.conf
   tar --numeric-owner --xattrs -C "$rootfs" -cf "$tarball.part" .
   mv "$tarball.part" "$tarball"
   rm -rf "$rootfs"
