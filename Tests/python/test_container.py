@@ -149,8 +149,11 @@ def containers(image, request):
 
 
 def run_container(image: Built, containers: list[str], name: str, *args: str) -> None:
-    """A detached container on the host's network (it binds loopback) running `concierge ARGS`."""
-    image.podman("run", "--detach", "--name", name, "--network", "host", *ulimit_flags(), IMAGE, *args)
+    """A detached container on the host's network (it binds loopback) running `concierge ARGS`; podman's own
+    options come first, before `--`."""
+    options, arguments = (args[:args.index("--")], args[args.index("--") + 1:]) if "--" in args else ((), args)
+    image.podman("run", "--detach", "--name", name, "--network", "host", *ulimit_flags(), *options, IMAGE,
+                 *arguments)
     containers.append(name)
 
 
@@ -180,7 +183,11 @@ def test_broker_pool_and_worker_containers_serve_the_host_and_stop_cleanly_on_si
     started = time.monotonic()
     podman = image.podman
     frontend, backend = f"tcp://127.0.0.1:{free_port()}", f"tcp://127.0.0.1:{free_port()}"
-    run_container(image, containers, "broker", "broker", "--frontend", frontend, "--backend", backend)
+    # The broker's journal on a named volume at the unprivileged user's home, created once as the README says.
+    journal = "/var/lib/concierge/journal.sqlite"
+    podman("run", "--rm", "--volume", "journal:/var/lib/concierge", *ulimit_flags(), IMAGE, "journal", "init", journal)
+    run_container(image, containers, "broker", "--volume", "journal:/var/lib/concierge", "--", "broker",
+                  "--frontend", frontend, "--backend", backend, "--journal", journal, "--result-ttl", "3600")
     podman.wait_log("broker", r"broker ready")
     run_container(image, containers, "pool", "pool", "--broker", backend, "--workers", "2")
     run_container(image, containers, "worker", "worker", "--broker", backend, "--name", "box-worker")
@@ -227,6 +234,11 @@ def test_broker_pool_and_worker_containers_serve_the_host_and_stop_cleanly_on_si
     broker_logs = podman.logs("broker")
     assert "broker shutting down" in broker_logs
     assert "broker stopped" in broker_logs
+    # The journal on the volume recorded the 31 requests, ended (their results kept for STATUS for an hour).
+    out = podman("run", "--rm", "--volume", "journal:/var/lib/concierge", *ulimit_flags(), IMAGE, "journal", "check",
+                 journal)
+    check = out.stdout + out.stderr
+    assert ": ok " in check and "requests open: 0 " in check and "results: 31\n" in check, check
     with capsys.disabled():
         print(f"\ncontainer: broker, pool (2 workers) and a worker ready in {ready:.1f} s; "
               f"whole test {time.monotonic() - started:.1f} s")
