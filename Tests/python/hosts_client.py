@@ -5,8 +5,9 @@ Two CIPC01 connections (cip.Client over a CURVE DEALER: the broker's public key,
 routing ids) keep --window requests in flight: Echo `handle`, `resolve`, `confirm` or `lifecycle`, each waiting
 DELAY_MS in one phase (`delayPhase`), with a first-reply deadline (DEADLINE_MS) long enough that a request queued
 behind the others is never shed `busy`, even while half the workers are gone. Every SWEEP_S the client asks STATUS
-about each request without an ending (the answers say `queued`, or `running` and on which worker). Everything received is recorded with its
-arrival time (time.monotonic(): one clock for every process of the machine, so the test compares it with its own).
+about each request without an ending (the answers say `queued`, or `running` and on which worker). Everything
+received is recorded with its arrival time (time.monotonic(): one clock for every process of the machine, so the
+test compares it with its own).
 
 Standard output carries one JSON object per line for the test: {"e": "ready"} once both connections answered PING
 (the CURVE handshakes passed), {"e": "sent", "n": N} every 10 requests, {"e": "final", "worker": W, "t": T} for

@@ -453,5 +453,10 @@ def check(books: dict, log: BrokerLog, stats: dict, w1: list[str], w2: list[str]
     registered = [meta.get("worker") for _, meta in log.events("worker registered")]
     if sorted(registered) != sorted(w1 * 2 + w2):
         problems.append(f"registrations: {registered}, not each of {w1} twice and each of {w2} once")
-    assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems[:60])
+    # The same violation repeated (say, by every STATUS sweep) is listed once, with its count.
+    counts: dict[str, int] = {}
+    for p in problems:
+        counts[p] = counts.get(p, 0) + 1
+    listed = [p if n == 1 else f"{p} (x{n})" for p, n in counts.items()]
+    assert not problems, f"{len(problems)} problems:\n" + "\n".join(listed[:60])
     return seen_on_w1
