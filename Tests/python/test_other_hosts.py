@@ -8,14 +8,16 @@ Set-up (as root; the test fails, it does not skip, when it is not root): four na
 broker gets allowlists (the two worker keys, the client key) and binds its namespace's LAN address
 (tcp://10.232.n.10:5555 and :5556: not loopback, so without CURVE it would refuse to start; no --insecure). Each
 worker host runs two `concierge worker` processes (the example handlers, names w1-a, w1-b / w2-a, w2-b, capacity 4
-each, the host's key). The client host runs hosts_client.py (two CIPC01 connections over CURVE, the books of every
+each, the host's key); the "pool" run gives each host one `concierge pool --workers 2 --name-prefix <host>`
+instead (workers w1-0, w1-1 / w2-0, w2-1), and is skipped while the pool has no --name-prefix (the pools of two
+hosts would both name their workers pool-0, pool-1 and take each other's routing ids over). The client host runs hosts_client.py (two CIPC01 connections over CURVE, the books of every
 request; see its docstring): Echo `handle`, `lifecycle`, `resolve` and `confirm` requests that wait 0.5-1.5 s in
 one phase, 20 in flight for 16 job slots, so that every worker is busy all the time (and a request queued
 while w1 is gone still starts well within its 6 s deadline: none is shed `busy`). Heartbeat 500 ms, liveness 3.
 
 Run: after a random 60-120 requests, w1's link goes down (its root-side veth, a bridge port). The broker must log
-"worker expired (silent)" for w1-a and w1-b (never for w2's workers); the load goes on on w2 until 20 more finals
-came from w2's workers; then the link comes up again and the broker must log "worker registered" for w1-a and w1-b
+"worker expired (silent)" for w1's workers (never for w2's); the load goes on on w2 until 20 more finals
+came from w2's workers; then the link comes up again and the broker must log "worker registered" for w1's workers
 again (each worker found the broker silent, opened a new connection and sent READY: PROTOCOL 7.1, with a new CURVE
 handshake), and a final reply must come from a w1 worker after that. Then the client stops (after at least 300
 requests), drains, asks STATUS about every request once more, and writes its books. Printed: the seconds from the
@@ -218,15 +220,28 @@ class Rig:
         self.procs.append(p)
         return p
 
-    def start_worker(self, host: str, name: str) -> cluster.Proc:
-        args = self.lan.hosts[host].exec_prefix() + [
-            str(cluster.binary()), "worker", "--broker", self.backend, "--name", name, "--capacity", str(CAPACITY),
-            "--heartbeat-ms", str(HB), "--curve-server-key", str(self.broker_pub),
-            "--curve-secret-key", str(self.keys[host][1]), "--log-level", "info"]
-        p = cluster.Proc(name, args, self.work)
-        p.stop_timeout = 5.0
-        self.procs.append(p)
-        return p
+    def start_workers(self, host: str, kind: str) -> tuple[list[cluster.Proc], list[str]]:
+        """The worker host `host`: WORKERS_PER_HOST `concierge worker` processes named <host>-a, <host>-b, ...
+        (kind "worker"), or one `concierge pool` of that many, named <host>-0, <host>-1, ... (kind "pool").
+        Returns the processes and the worker names."""
+        common = ["--broker", self.backend, "--capacity", str(CAPACITY), "--heartbeat-ms", str(HB),
+                  "--curve-server-key", str(self.broker_pub), "--curve-secret-key", str(self.keys[host][1]),
+                  "--log-level", "info"]
+        prefix = self.lan.hosts[host].exec_prefix() + [str(cluster.binary())]
+        if kind == "pool":
+            names = [f"{host}-{i}" for i in range(WORKERS_PER_HOST)]
+            runs = [(f"{host}-pool", prefix + ["pool", "--workers", str(WORKERS_PER_HOST), "--name-prefix", host,
+                                               "--control", f"ipc://{self.work}/{host}-pool.ctl"] + common)]
+        else:
+            names = [f"{host}-{chr(ord('a') + i)}" for i in range(WORKERS_PER_HOST)]
+            runs = [(name, prefix + ["worker", "--name", name] + common) for name in names]
+        procs = []
+        for name, args in runs:
+            p = cluster.Proc(name, args, self.work)
+            p.stop_timeout = 10.0
+            self.procs.append(p)
+            procs.append(p)
+        return procs, names
 
     def start_client(self, seed: int) -> ClientHost:
         self.client = ClientHost(self.lan.hosts["client"].exec_prefix(), [
@@ -255,14 +270,25 @@ class Rig:
         assert not left, f"left behind: {left}"
 
 
-def test_worker_host_cut_and_restored_under_load_over_curve(capsys):
+def pool_names_its_workers() -> bool:
+    """Whether `concierge pool` takes --name-prefix (without it, the pools of two hosts both name their workers
+    pool-0, pool-1, ...: each takes the other's routing ids over, and their registrations flap)."""
+    out = subprocess.run([str(cluster.binary()), "pool", "--help"], capture_output=True, text=True, timeout=30)
+    return "--name-prefix" in out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("kind", ["worker", "pool"])
+def test_worker_host_cut_and_restored_under_load_over_curve(kind, capsys):
     require_root()
+    if kind == "pool" and not pool_names_its_workers():
+        pytest.skip("needs `concierge pool --name-prefix` (two hosts' pools would share worker names): not in this "
+                    "build")
     work = Path(tempfile.mkdtemp(prefix=f"cg-hosts-{os.getpid()}-"))
     rig: Rig | None = None
     passed = False
     try:
         rig = Rig(work)
-        exercise(rig, capsys)
+        exercise(rig, kind, capsys)
         passed = True
     finally:
         tails = rig.tails() if rig is not None and not passed else ""
@@ -289,10 +315,8 @@ def wait_for(what: str, timeout: float, condition, *procs) -> None:
         time.sleep(0.02)  # polling a log file or an event queue: bounded by `end`
 
 
-def exercise(rig: Rig, capsys) -> None:
+def exercise(rig: Rig, kind: str, capsys) -> None:
     rng = random.Random()
-    w1 = [f"w1-{c}" for c in "ab"[:WORKERS_PER_HOST]]
-    w2 = [f"w2-{c}" for c in "ab"[:WORKERS_PER_HOST]]
     broker = rig.start_broker()
     log = BrokerLog(broker.log_path)
 
@@ -302,7 +326,9 @@ def exercise(rig: Rig, capsys) -> None:
 
     wait_for("'broker ready' from the broker", START_S, lambda: logged("broker ready"), broker)
     assert logged("CURVE on: only listed keys may connect"), "the broker did not turn CURVE on"
-    workers = [rig.start_worker("w1", n) for n in w1] + [rig.start_worker("w2", n) for n in w2]
+    procs_w1, w1 = rig.start_workers("w1", kind)
+    procs_w2, w2 = rig.start_workers("w2", kind)
+    workers = procs_w1 + procs_w2
     wait_for("registration of every worker", START_S,
              lambda: log.poll() or log.first_after("worker registered", w1 + w2, 0) is not None, broker, *workers)
 
@@ -387,7 +413,7 @@ def exercise(rig: Rig, capsys) -> None:
     with capsys.disabled():
         ended = [r["ending"] for r in books["requests"]]
         lost = sum(1 for e in ended if e and e["code"] == "worker-lost")
-        print(f"\n  other hosts: {books['sent']} requests over CURVE in {books['load_s']:.1f} s; w1 cut after "
+        print(f"\n  other hosts ({kind}): {books['sent']} requests over CURVE in {books['load_s']:.1f} s; w1 cut after "
               f"{cut_after}: {t_lost - t_cut:.2f} s cut -> lost declared, {t_rejoined - t_restore:.2f} s restore -> "
               f"rejoined, {t_w1_final - t_restore:.2f} s restore -> first final from w1; {lost} worker-lost, "
               f"{stats.get('jobsRedispatched')} re-dispatched, {len(ended) - lost} final; {seen_on_w1} requests "
