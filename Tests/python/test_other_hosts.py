@@ -43,8 +43,8 @@ Checks, from the client's books and the broker's log and statistics (logged when
 
 Figures seen on a 2-core machine (debug build, 300 requests in about 21 s): 1.4-1.9 s from the cut to the last w1
 worker declared lost (liveness x heartbeat, 1.5 s, counted from the last message heard), 0.7-1.6 s from the restore
-to both w1 workers registered again (their reconnection backoff), 1.2-2.2 s to the first final from w1; 3-4
-`worker-lost` and 4-5 re-dispatched jobs (the 8 jobs w1 ran), the 8 late RESULTs of those jobs dropped by the broker.
+to both w1 workers registered again (their reconnection backoff), 1.2-2.2 s to the first final from w1; 2-4
+`worker-lost` and 4-6 re-dispatched jobs (the 8 jobs w1 ran), the 8 late RESULTs of those jobs dropped by the broker.
 
 The test fails (checked once each): with a worker that sends no READY on a new connection (no rejoin: no "worker
 registered" after the restore), with a broker that re-dispatches lost handle jobs ((c): handle jobs seen on w1 end
