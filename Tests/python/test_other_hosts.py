@@ -29,22 +29,32 @@ Checks, from the client's books and the broker's log and statistics (logged when
 (a) every request got exactly one ending REPLY, and its last STATUS answers that ending byte for byte; no protocol
     violation, no message for an unknown request id;
 (b) every ending is `final` except `worker-lost` (F4 `handle`), which may end only a `handle` or `lifecycle`
-    request, only between the cut and the restore, and only one last seen running on a w1 worker (when it was seen
-    running at all); no other error at all (no timeout, busy, unknown-intent, ...);
+    request, only after the cut (after the restore only if a w1 worker was lost again then, see below), and only
+    one last seen running on a w1 worker (when it was seen running at all); no other error at all (no timeout,
+    busy, unknown-intent, ...);
 (c) a request seen running on a w1 worker after the cut (by a progress REPLY or STATUS answer received more than
     50 ms after it, before the broker declared that worker lost) ends `worker-lost` if that job was its handle job,
     and `final` if it was a resolve or confirm job (re-dispatched: section 6.7);
 (d) the broker's "worker lost with jobs" lines name only w1's workers, and their jobs add up to the `worker-lost`
     endings plus the re-dispatched jobs of the broker's statistics (`jobsRedispatched`), at least one in all (w1
     had jobs when it was cut), and at least one request was seen running on w1 after the cut (so (c) checked
-    something); `workersLost` is 2; `rejectedHandshakes` is 0; `strayResults` (late RESULTs of lost jobs, which
-    the broker drops: section 6.7) at most the jobs lost;
-(e) w1's workers ran jobs again after they rejoined; w2's workers were never lost.
+    something); "worker expired (silent)" names each w1 worker once before the restore, and no w2 worker;
+    `rejectedHandshakes` is 0; `strayResults` (late RESULTs of lost jobs, which the broker drops: section 6.7) at
+    most the jobs lost;
+(e) w2's workers registered once; w1's at least twice, and `workersLost` counts one loss per registration of a w1
+    worker after its first; w1's workers ran jobs again after they rejoined.
+
+A w1 worker may be lost once more just after the restore, and that is by the rules: a connection attempt it made
+while the link was down (its SYN lost) completes when the link comes back, the broker registers the worker and
+gives it jobs, and at about that moment the worker, which has heard nothing for liveness x heartbeat since the
+attempt began, gives up on that connection and registers again on a new one; the broker logs "worker re-registered;
+its previous jobs are lost" and handles those jobs as in section 6.7 (seen once in about ten runs).
 
 Figures seen on a 2-core machine (debug build, 300 requests in about 21 s): 1.4-1.9 s from the cut to the last w1
 worker declared lost (liveness x heartbeat, 1.5 s, counted from the last message heard), 0.7-1.6 s from the restore
-to both w1 workers registered again (their reconnection backoff), 1.2-2.2 s to the first final from w1; 2-4
-`worker-lost` and 4-6 re-dispatched jobs (the 8 jobs w1 ran), the 8 late RESULTs of those jobs dropped by the broker.
+to both w1 workers registered again (their reconnection backoff), 1.2-2.2 s to the first final from w1; 1-5
+`worker-lost` and 3-7 re-dispatched jobs (the 8 jobs w1 ran), and up to 8 late RESULTs of those jobs dropped by the
+broker (sent before the worker gave up its connection, delivered when the link came back).
 
 The test fails (checked once each): with a worker that sends no READY on a new connection (no rejoin: no "worker
 registered" after the restore), with a broker that re-dispatches lost handle jobs ((c): handle jobs seen on w1 end
@@ -392,8 +402,8 @@ def exercise(rig: Rig, kind: str, capsys) -> None:
              is not None, client, broker)
     t_lost = log.first_after("worker expired (silent)", w1, t_cut)
     wait_for(f"{FINALS_ON_W2} finals from w2 after w1 was lost", LOAD_S,
-             lambda: drain_events() or sum(1 for t, w in finals if t > t_lost and w in w2) >= FINALS_ON_W2,
-             client, broker)
+             lambda: log.poll() or drain_events()
+             or sum(1 for t, w in finals if t > t_lost and w in w2) >= FINALS_ON_W2, client, broker)
     assert not [w for t, w in finals if t_lost < t and w in w1], "finals from w1's workers while its link was down"
 
     # The link comes back: w1's workers rejoin and run jobs again.
@@ -429,7 +439,8 @@ def exercise(rig: Rig, kind: str, capsys) -> None:
               f"{cut_after}: {t_lost - t_cut:.2f} s cut -> lost declared, {t_rejoined - t_restore:.2f} s restore -> "
               f"rejoined, {t_w1_final - t_restore:.2f} s restore -> first final from w1; {lost} worker-lost, "
               f"{stats.get('jobsRedispatched')} re-dispatched, {len(ended) - lost} final; {seen_on_w1} requests "
-              f"seen running on w1 after the cut; {stats.get('strayResults')} late RESULTs dropped")
+              f"seen running on w1 after the cut; {stats.get('strayResults')} late RESULTs dropped; "
+              f"{stats.get('workersLost')} w1 workers lost")
 
 
 def check(books: dict, log: BrokerLog, stats: dict, w1: list[str], w2: list[str], t_cut: float, t_lost: float,
@@ -438,6 +449,12 @@ def check(books: dict, log: BrokerLog, stats: dict, w1: list[str], w2: list[str]
     problems = list(books["problems"])  # (a) violations, unknown ids, endings missing or unlike their last STATUS
     worker_lost = 0
     seen_on_w1 = 0
+    lost_lines = log.events("worker lost with jobs")
+    # A w1 worker lost again after the restore: a connection attempt made while the link was down completed as it
+    # came back (the broker registered the worker and gave it jobs) just as the worker, silent for liveness x
+    # heartbeat since that attempt began, gave up on it and registered again on a new one (sections 5.10 and 6.7:
+    # those jobs are lost too, by the same rules).
+    relost = [meta for t, meta in lost_lines if t > t_restore]
     for r in books["requests"]:
         rid, kind, ending = r["rid"], r["kind"], r["ending"]
         if ending is None:
@@ -449,9 +466,9 @@ def check(books: dict, log: BrokerLog, stats: dict, w1: list[str], w2: list[str]
             worker_lost += 1
             if kind not in ("handle", "lifecycle") or ending["phase"] != "handle":
                 problems.append(f"{rid} ({kind}): worker-lost {ending}, not for a handle job")
-            if not t_cut < ending["t"] < t_restore:
-                problems.append(f"{rid} ({kind}): worker-lost at {ending['t'] - t_cut:+.2f} s from the cut, outside "
-                                f"the cut")
+            if ending["t"] < t_cut or (ending["t"] > t_restore and not relost):
+                problems.append(f"{rid} ({kind}): worker-lost at {ending['t'] - t_cut:+.2f} s from the cut, and no "
+                                f"w1 worker was lost then")
             if running and running[-1]["worker"] not in w1:
                 problems.append(f"{rid} ({kind}): worker-lost, last seen running on {running[-1]['worker']}")
         elif ending["status"] != "final":
@@ -468,13 +485,12 @@ def check(books: dict, log: BrokerLog, stats: dict, w1: list[str], w2: list[str]
                                 f"cut; ended {got}, not {want}")
 
     # (d) the broker's account of the lost workers
-    lost_lines = log.events("worker lost with jobs")
     lost_jobs = sum(int(meta.get("jobs", "0")) for _, meta in lost_lines)
     if [meta.get("worker") for _, meta in lost_lines if meta.get("worker") not in w1]:
         problems.append(f"workers other than w1's lost jobs: {lost_lines}")
-    expired = [meta.get("worker") for _, meta in log.events("worker expired (silent)")]
-    if sorted(expired) != sorted(w1):
-        problems.append(f"workers declared lost: {expired}, not {w1}")
+    expired = [(t, meta.get("worker")) for t, meta in log.events("worker expired (silent)")]
+    if sorted(w for t, w in expired if t < t_restore) != sorted(w1) or any(w not in w1 for _, w in expired):
+        problems.append(f"workers declared lost: {expired}, not each of {w1} once before the restore")
     if lost_jobs != worker_lost + stats.get("jobsRedispatched", -1):
         problems.append(f"the broker lost {lost_jobs} jobs with w1's workers; the client saw {worker_lost} "
                         f"worker-lost endings and the broker re-dispatched {stats.get('jobsRedispatched')}")
@@ -483,14 +499,17 @@ def check(books: dict, log: BrokerLog, stats: dict, w1: list[str], w2: list[str]
                         f"test did not test the rules")
     if stats.get("strayResults", 0) > lost_jobs:  # late RESULTs of lost jobs, dropped (6.7): one per job at most
         problems.append(f"strayResults {stats.get('strayResults')}, more than the {lost_jobs} jobs lost")
-    if stats.get("workersLost") != len(w1):
-        problems.append(f"workersLost {stats.get('workersLost')}, not {len(w1)}")
     if stats.get("rejectedHandshakes") != 0:
         problems.append(f"rejectedHandshakes {stats.get('rejectedHandshakes')}")
-    # (e) w1 registered twice per worker (start, rejoin), w2 once
+    # (e) w2's workers registered once; w1's at least twice (start, rejoin), every registration after the first
+    # following the loss of the previous one (expired, or re-registered after the restore)
     registered = [meta.get("worker") for _, meta in log.events("worker registered")]
-    if sorted(registered) != sorted(w1 * 2 + w2):
-        problems.append(f"registrations: {registered}, not each of {w1} twice and each of {w2} once")
+    if sorted(w for w in registered if w in w2) != sorted(w2) or any(registered.count(w) < 2 for w in w1) or any(
+            w not in w1 + w2 for w in registered):
+        problems.append(f"registrations: {registered}, not each of {w1} twice or more and each of {w2} once")
+    if stats.get("workersLost") != sum(1 for w in registered if w in w1) - len(w1):
+        problems.append(f"workersLost {stats.get('workersLost')}, not one per registration of a w1 worker after "
+                        f"its first ({registered})")
     # The same violation repeated (say, by every STATUS sweep) is listed once, with its count.
     counts: dict[str, int] = {}
     for p in problems:
