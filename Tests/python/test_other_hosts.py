@@ -221,13 +221,17 @@ class Rig:
         self.procs: list[cluster.Proc] = []
         self.client: ClientHost | None = None
         self.lan = hosts_net.Lan(["broker", "w1", "w2", "client"])
-        (work / "keys").mkdir()
-        self.broker_pub, self.broker_secret = keygen(work, "broker")
-        self.keys = {name: keygen(work, name) for name in ("w1", "w2", "client")}
-        # Allowlists: files of public keys, one per line (PROTOCOL 13.2): the worker hosts' keys, the client's.
-        (work / "keys" / "workers.list").write_text(
-            "".join(self.keys[h][0].read_text() for h in ("w1", "w2")))
-        (work / "keys" / "clients.list").write_text(self.keys["client"][0].read_text())
+        try:
+            (work / "keys").mkdir()
+            self.broker_pub, self.broker_secret = keygen(work, "broker")
+            self.keys = {name: keygen(work, name) for name in ("w1", "w2", "client")}
+            # Allowlists: files of public keys, one per line (PROTOCOL 13.2): the worker hosts' keys, the client's.
+            (work / "keys" / "workers.list").write_text(
+                "".join(self.keys[h][0].read_text() for h in ("w1", "w2")))
+            (work / "keys" / "clients.list").write_text(self.keys["client"][0].read_text())
+        except BaseException:
+            self.lan.close()
+            raise
         ip = self.lan.hosts["broker"].ip
         self.frontend, self.backend = f"tcp://{ip}:{FRONTEND_PORT}", f"tcp://{ip}:{BACKEND_PORT}"
 
