@@ -211,6 +211,14 @@ final class WorkerLoop: @unchecked Sendable {
             if event.kind == .handshakeSucceeded {
                 connectionEstablished = true
                 rotation.handshakeSucceeded()
+                if !registered {
+                    // The broker's silence counts from the handshake, not from connect(): a connection that took
+                    // most of the liveness window to complete (a link coming back) must not be dropped just as the
+                    // broker answers READY, which would lose the jobs it hands out meanwhile.
+                    let now = MonotonicTime.now()
+                    brokerExpiry = max(
+                        brokerExpiry, now + heartbeatNanos * UInt64(max(1, configuration.heartbeatLiveness)))
+                }
             } else if event.kind == .disconnected {
                 dropped = dropped || connectionEstablished
                 connectionEstablished = false
