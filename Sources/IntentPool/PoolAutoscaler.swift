@@ -81,7 +81,9 @@ public final class PoolAutoscaler: @unchecked Sendable {
         let interval = broker.pollInterval.nanoseconds
         var next = MonotonicTime.now()
         while let current = socket {
-            // Ask, and wait for the answer until the next poll is due.
+            // Ask, and wait for the answer until the next poll is due. Decisions are timed on the polls' grid (one
+            // per interval), so a step interval of 2 polls is not missed by a millisecond of jitter.
+            let tick = next
             next += interval
             var stats: BrokerStats?
             do {
@@ -94,7 +96,7 @@ public final class PoolAutoscaler: @unchecked Sendable {
             }
             misses = stats == nil ? misses + 1 : 0
             let slots = pool.wantedSlots
-            let decision = policy?.decide(stats: stats, slots: slots, now: MonotonicTime.now())
+            let decision = policy?.decide(stats: stats, slots: slots, now: tick)
             let names = Set(slots.values)
             let mine = stats?.workers.filter { names.contains($0.name) } ?? []
             let served = Set(mine.flatMap(\.intents))

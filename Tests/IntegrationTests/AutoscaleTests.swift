@@ -67,7 +67,7 @@ extension EndToEnd {
             }
             #expect(Self.size(cluster) == 1)
 
-            // A bounded burst: 24 requests of 1.5 s each, all at once; one worker holds 2 at a time.
+            // A bounded burst: 24 requests of 1.5 s each, all at once; one worker holds 2 at a time (18 s alone).
             let count = 24
             let largest = Counter()
             let watching = Task {
@@ -83,7 +83,9 @@ extension EndToEnd {
                     group.addTask {
                         try await Cluster.replies(
                             client.send(
-                                intent: echo(["text": .string("burst-\(index)"), "delayMs": 1500]), phase: .handle))
+                                intent: echo(["text": .string("burst-\(index)"), "delayMs": 1500]), phase: .handle,
+                                // Long enough to wait in the queue rather than be shed as `busy` (6.3).
+                                deadline: .seconds(30)))
                     }
                 }
                 var all: [[Reply]] = []

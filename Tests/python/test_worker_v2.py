@@ -283,3 +283,14 @@ def test_stats_answers_any_peer_with_a_body_the_schema_accepts(spawn, broker):
     assert (me["capacity"], me["jobs"], me["draining"], me["intents"]) == (1, 1, False, ["PyEcho"])
     bad = stats_query(broker.backend, [CIPW2, b"STATS", b"extra"])
     assert bad is not None and bad[:3] == [CIPW2, b"ERROR", b"malformed"], bad
+
+
+def test_stats_from_a_broker_whose_journal_is_unavailable_says_so(spawn):
+    """5.14: while its PostgreSQL journal is unreachable the broker holds nothing; STATS answers state
+    `unavailable` with empty lists (and does not send the peer away, as it does workers)."""
+    b = spawn.broker(journal="postgres://concierge@127.0.0.1:1/concierge")  # nothing listens on port 1
+    answer = stats_query(b.backend, [CIPW2, b"STATS"])
+    assert answer is not None and answer[:2] == [CIPW2, b"STATS"], answer
+    stats = json.loads(answer[2])
+    cip.SCHEMA_SET.check("stats.schema.json", stats, "STATS body")
+    assert (stats["state"], stats["queued"], stats["intent_types"], stats["workers"]) == ("unavailable", 0, [], [])
