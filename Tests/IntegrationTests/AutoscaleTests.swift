@@ -179,5 +179,35 @@ extension EndToEnd {
             }
             cluster.stopAll()
         }
+
+        /// With CURVE the pool asks with its workers' key (the backend admits only worker keys); a peer without one
+        /// gets no answer at all.
+        @Test func overCurveThePoolAsksWithItsWorkersKey() async throws {
+            let cluster = try Cluster()
+            let keys = try CurveTestKeys(directory: cluster.directory)
+            try cluster.startBroker(keys.brokerArguments)
+            try cluster.start(
+                "pool",
+                [
+                    "pool", "--broker", cluster.backend, "--workers", "1", "--control", cluster.control,
+                    "--heartbeat-ms", "250", "--autoscale", "1:2",
+                ] + keys.peerArguments("workers/pool"))
+            try await waitUntil("the pool's STATS are answered over CURVE\n\(cluster.log("pool"))") {
+                let broker = (try? Self.status(cluster))?["broker"]
+                return broker?["answered"] == true && broker?["autoscale"]?["last_decision"]?.stringValue != nil
+            }
+            // A plain peer's STATS never reaches the broker.
+            let context = ZMQContext()
+            defer { context.terminate() }
+            let plain = try ZMQSocket(context: context, type: .dealer)
+            defer { plain.close() }
+            try plain.setOption(.linger, 0)
+            try plain.connect(cluster.backend)
+            _ = try plain.send(multipart: [Array("CIPW02".utf8), Array("STATS".utf8)])
+            var poller = ZMQPoller()
+            poller.add(plain)
+            #expect(try poller.poll(timeoutMilliseconds: 1500) == 0, "a peer without a worker key was answered")
+            cluster.stopAll()
+        }
     }
 }
