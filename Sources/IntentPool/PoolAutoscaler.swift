@@ -32,6 +32,8 @@ public final class PoolAutoscaler: @unchecked Sendable {
     private let logger: Logger
     private let context = ZMQContext()
     private let state: Mutex<Status>
+    /// Whether the loop has warned of an answer other than STATS (loop thread only).
+    private var warnedOfOtherAnswers = false
 
     init(pool: WorkerPool, broker: PoolBrokerLink) {
         self.pool = pool
@@ -97,7 +99,8 @@ public final class PoolAutoscaler: @unchecked Sendable {
             misses = stats == nil ? misses + 1 : 0
             let slots = pool.wantedSlots
             let decision = policy?.decide(stats: stats, slots: slots, now: tick)
-            let names = Set(slots.values)
+            // The jobs of all the pool's workers, those draining after a scale-down included.
+            let names = pool.workerNames
             let mine = stats?.workers.filter { names.contains($0.name) } ?? []
             let served = Set(mine.flatMap(\.intents))
             state.withLock { status in
@@ -145,8 +148,13 @@ public final class PoolAutoscaler: @unchecked Sendable {
             guard try poller.poll(timeoutMilliseconds: Int((deadline - now) / 1_000_000) + 1) > 0 else { continue }
             guard let frames = try socket.receiveMultipart(dontWait: true) else { continue }
             guard frames.count == 3, frames[1] == CIP.Worker.stats.bytes else {
+                // E.g. a broker older than STATS answers DISCONNECT: say so once, not every second.
                 let words = frames.dropFirst().prefix(3).map { String(decoding: $0.prefix(64), as: UTF8.self) }
-                logger.warning("the broker did not answer STATS", metadata: ["answer": "\(words)"])
+                let level: Logger.Level = warnedOfOtherAnswers ? .debug : .warning
+                warnedOfOtherAnswers = true
+                logger.log(
+                    level: level, "the broker answered STATS with something else (does it speak CIPW02 STATS?)",
+                    metadata: ["answer": "\(words)"])
                 continue
             }
             do {

@@ -74,6 +74,11 @@ public final class WorkerPool: Service, Sendable {
         }
     }
 
+    /// The names of every worker in the pool's table: wanted ones, and stopped ones that have not exited yet.
+    public var workerNames: Set<String> {
+        state.withLock { state in Set(state.slots.keys.map { workerName(slot: $0) }) }
+    }
+
     /// Worker processes alive now (draining ones included), and wanted slots whose process has started.
     public var processCounts: (running: Int, started: Int) {
         state.withLock { state in
