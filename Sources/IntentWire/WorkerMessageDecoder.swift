@@ -63,7 +63,9 @@ public struct WorkerMessageDecoder: Sendable {
     /// unknown command, or from an unregistered peer answered DISCONNECT, as before version 02).
     /// - Throws: ``WorkerMessageError`` `malformed` (check 3) for a STATS with frames after F1.
     public func isStatsQuery(_ frames: WireFrames) throws(WorkerMessageError) -> Bool {
-        guard frames.count >= 2, CIP.workerSignatureV2.matches(frames[0]), CIP.Worker.stats.matches(frames[1]) else {
+        // `views`, not `count`: the frames kept, not counting those a receiver dropped.
+        guard frames.views.count >= 2, CIP.workerSignatureV2.matches(frames[0]), CIP.Worker.stats.matches(frames[1])
+        else {
             return false
         }
         guard frames.count == CIP.Frames.stats, frames.dropped == 0 else {

@@ -24,6 +24,17 @@ import Testing
         }
     }
 
+    /// Frames a receiver dropped count, but are never read (the fuzz target found a read past the kept ones).
+    @Test func droppedFramesAreCountedNotRead() throws {
+        func check(_ frames: [[UInt8]], dropped: Int) -> Result<Bool, WorkerMessageError> {
+            WireFrames.withFrames(frames, dropped: dropped) { wire in
+                Result { () throws(WorkerMessageError) in try decoder.isStatsQuery(wire) }
+            }
+        }
+        #expect(try check(frames("CIPW02"), dropped: 3).get() == false)
+        #expect(throws: WorkerMessageError.self) { try check(frames("CIPW02", "STATS"), dropped: 1).get() }
+    }
+
     @Test func otherMessagesAreNotQueries() throws {
         for message in [
             frames("CIPW01", "STATS"), frames("CIPW02", "HEARTBEAT"), frames("CIPW02"), frames("CIPW03", "STATS"),
