@@ -194,7 +194,8 @@ extension EndToEnd {
                 ] + keys.peerArguments("workers/pool"))
             try await waitUntil("the pool's STATS are answered over CURVE\n\(cluster.log("pool"))") {
                 let broker = (try? Self.status(cluster))?["broker"]
-                return broker?["answered"] == true && broker?["autoscale"]?["last_decision"]?.stringValue != nil
+                return broker?["answered"] == true
+                    && broker?["autoscale"]?["last_decision"]?.stringValue?.isEmpty == false
             }
             // A plain peer's STATS never reaches the broker.
             let context = ZMQContext()
@@ -208,6 +209,38 @@ extension EndToEnd {
             poller.add(plain)
             #expect(try poller.poll(timeoutMilliseconds: 1500) == 0, "a peer without a worker key was answered")
             cluster.stopAll()
+        }
+
+        /// `concierge up --autoscale --http`: one server for the broker's metrics and the pool's, checks of both.
+        @Test func upServesTheBrokersAndThePoolsMetricsOnOneServer() async throws {
+            let cluster = try Cluster()
+            try cluster.start(
+                "up",
+                [
+                    "up", "--frontend", cluster.frontend, "--backend", cluster.backend, "--control", cluster.control,
+                    "--workers", "1", "--autoscale", "1:2", "--http", "127.0.0.1:0",
+                ])
+            let client = try cluster.client()
+            try await cluster.waitUntilServing(client)
+            let port = try #require(
+                cluster.log("up").split(separator: "\n").first { $0.contains("http ready") }.flatMap { line in
+                    line.range(of: "127.0.0.1:").flatMap { Int(line[$0.upperBound...].prefix { $0.isNumber }) }
+                }, "\(cluster.log("up"))")
+            try await waitUntil("the pool's STATS are answered") {
+                (try? Self.status(cluster))?["broker"]?["answered"] == true
+            }
+            let (code, metrics) = try await Self.get(port, "/metrics")
+            #expect(code == 200)
+            for name in [
+                #"concierge_pool_workers{state="wanted"}"#, "concierge_pool_autoscale_target",
+                "concierge_requests_in_flight", #"concierge_workers{state="ready"}"#,
+            ] {
+                #expect(metrics.contains(name), "\(name) missing from\n\(metrics)")
+            }
+            let (readyCode, ready) = try await Self.get(port, "/readyz")
+            #expect(readyCode == 200 && ready.contains("broker:") && ready.contains("pool:"), "\(ready)")
+            cluster.signal("up", SIGTERM)
+            #expect(await cluster.waitForExit("up") == 0)
         }
     }
 }
