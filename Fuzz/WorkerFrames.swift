@@ -5,7 +5,8 @@
 //
 // Invariants: decoding never traps; a decoded command agrees with its frames (READY written out anew decodes the
 // same); an unregistered sender gets `.unregistered` for anything but READY; an error names a check of 5.12 and a
-// code that check may give, checks 5 and 6 only for registered senders, with a short message.
+// code that check may give, checks 5 and 6 only for registered senders, with a short message. The STATS query check
+// (5.14, before decoding) says yes only for exactly [CIPW02, STATS], and refuses only a longer STATS, as check 3s.
 
 import IntentWire
 
@@ -18,6 +19,17 @@ public func fuzzWorkerFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     let decoder = WorkerMessageDecoder(limits: limits)
     let outcome = WireFrames.withFrames(frames, dropped: dropped) { wire in
         Result { () throws(WorkerMessageError) in try decoder.decode(wire, isRegistered: registered) }
+    }
+    let isStats = frames.count >= 2 && frames[0] == FuzzInput.ascii("CIPW02") && frames[1] == FuzzInput.ascii("STATS")
+    let query = WireFrames.withFrames(frames, dropped: dropped) { wire in
+        Result { () throws(WorkerMessageError) in try decoder.isStatsQuery(wire) }
+    }
+    switch query {
+    case .success(let yes):
+        invariant(yes == (isStats && frames.count == 2 && dropped == 0), "STATS query")
+    case .failure(let error):
+        invariant(isStats && (frames.count != 2 || dropped > 0), "STATS refused")
+        invariant(error.code == .malformed && error.check == 3 && error.command == .stats, "STATS error")
     }
     switch outcome {
     case .success(let command):

@@ -553,6 +553,19 @@ final class BrokerLoop: @unchecked Sendable {
 
     private func workerMessage(_ message: inout ZMQMultipart) {
         let routingID = message.bytes(0)
+        // STATS (section 5.14): a query any peer may send, registered or not, answered at once (even while the
+        // journal is unavailable); the core never sees it. One frame compare on the hot path.
+        if message.count > CIP.Frames.stats, message.equals(2, CIP.Worker.stats) {
+            do throws(WorkerMessageError) {
+                let query = try message.withFrames(from: 1) { frames, dropped throws(WorkerMessageError) in
+                    try workerDecoder.isStatsQuery(WireFrames(frames, dropped: dropped))
+                }
+                if query { return answerStats(to: routingID) }
+            } catch {
+                core.workerMessageRejected(routingID: routingID, error, version: 2, now: MonotonicTime.now())
+                return
+            }
+        }
         if unavailableSince != nil {
             // No jobs while nothing can be recorded: send the worker away; it registers again later.
             core.actions.append(.control(routingID: routingID, version: Self.workerVersion(message), .disconnect))
@@ -577,6 +590,25 @@ final class BrokerLoop: @unchecked Sendable {
         default: break
         }
         core.workerMessage(command, from: routingID, resultBody: body, version: version, now: MonotonicTime.now())
+    }
+
+    /// Answers STATS with a snapshot of the core: empty while the journal is unavailable (the core holds nothing
+    /// then), `stopping` once the broker shuts down.
+    private func answerStats(to routingID: [UInt8]) {
+        guard let backend = sockets?.backend else { return }
+        let snapshot = core.snapshot(now: MonotonicTime.now())
+        let intents = core.workers.values.sorted { $0.id < $1.id }.map { worker in
+            worker.intentTypes.map { core.intentTypes[$0].displayName }
+        }
+        let state = core.isShuttingDown ? "stopping" : unavailableSince != nil ? "unavailable" : "active"
+        let stats = BrokerStats(
+            snapshot, workerIntents: intents, state: state, defaultDeadline: configuration.defaultDeadline)
+        do {
+            guard try backend.send(routingID, more: true) else { return }
+            try backend.send(CIP.workerSignatureV2, more: true)
+            try backend.send(CIP.Worker.stats, more: true)
+            try backend.send(stats.serialized())
+        } catch {}
     }
 
     /// The worker protocol version of a message's signature (1 when it is not one the broker speaks).

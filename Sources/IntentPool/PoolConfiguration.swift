@@ -1,3 +1,5 @@
+public import ZeroMQ
+
 /// Everything a ``WorkerPool`` can be told.
 public struct PoolConfiguration: Sendable {
     /// Path of the worker executable to run (any program that speaks CIP/1 as a worker).
@@ -19,6 +21,9 @@ public struct PoolConfiguration: Sendable {
     /// Optional control endpoint (REP socket, e.g. `ipc:///tmp/concierge-pool.ctl`) answering `status` and
     /// `scale N`; see ``PoolControl``.
     public var controlEndpoint: String?
+    /// How to ask the broker the pool serves for its load (`CIPW02 STATS`), once a second: for autoscaling and the
+    /// pool's metrics. Nil: the pool never asks (its size changes only by hand).
+    public var broker: PoolBrokerLink?
 
     public init(
         executable: String,
@@ -29,7 +34,8 @@ public struct PoolConfiguration: Sendable {
         restartMaxDelay: Duration = .seconds(10),
         stableAfter: Duration = .seconds(10),
         stopTimeout: Duration = .seconds(30),
-        controlEndpoint: String? = nil
+        controlEndpoint: String? = nil,
+        broker: PoolBrokerLink? = nil
     ) {
         self.executable = executable
         self.arguments = arguments
@@ -40,5 +46,29 @@ public struct PoolConfiguration: Sendable {
         self.stableAfter = stableAfter
         self.stopTimeout = stopTimeout
         self.controlEndpoint = controlEndpoint
+        self.broker = broker
+    }
+}
+
+/// How a pool reaches its broker's backend to ask `CIPW02 STATS` (PROTOCOL.md 5.14): the endpoints its workers get
+/// (it follows the active one as they do), the workers' CURVE keys, and whether it scales itself.
+public struct PoolBrokerLink: Sendable {
+    /// The broker's backend endpoints, in order (the active broker and its standbys).
+    public var endpoints: [String]
+    /// The workers' CURVE keys (the broker allows a STATS query from a peer with a worker key).
+    public var curve: CurveClientKeys?
+    /// Autoscaling limits and pace; nil: the pool only watches (metrics) and keeps its size.
+    public var autoscale: AutoscaleConfiguration?
+    /// How often the pool asks; an answer that takes longer counts as none.
+    public var pollInterval: Duration
+
+    public init(
+        endpoints: [String], curve: CurveClientKeys? = nil, autoscale: AutoscaleConfiguration? = nil,
+        pollInterval: Duration = .seconds(1)
+    ) {
+        self.endpoints = endpoints
+        self.curve = curve
+        self.autoscale = autoscale
+        self.pollInterval = pollInterval
     }
 }

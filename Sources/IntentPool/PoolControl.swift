@@ -5,7 +5,9 @@ import ZeroMQ
 
 /// The pool's control endpoint: a REP socket answering one-frame text commands, so an operator can resize a
 /// running pool (`concierge pool --control ENDPOINT scale 8`):
-/// - `status` -> `{"size": n, "restarts": n, "workers": {"<slot>": pid, ...}}`
+/// - `status` -> `{"size": n, "restarts": n, "workers": {"<slot>": pid, ...}}`, plus, when the pool asks its broker
+///   for STATS, `"broker": {"endpoint", "answered", "jobs_in_progress", "queued"}` and with autoscaling
+///   `"autoscale": {"min", "max", "steps", "last_decision"}` in it
 /// - `scale N` -> `{"size": N}` (N from 0 to 1024)
 /// - anything else -> `{"code": "unknown-command", "message": ...}`
 final class PoolControl: @unchecked Sendable {
@@ -30,6 +32,21 @@ final class PoolControl: @unchecked Sendable {
     /// Ends the control loop.
     func stop() { context.shutdown() }
 
+    /// `"broker"` in `status`: what the pool learnt from its broker, and its autoscaling state.
+    static func json(_ view: PoolAutoscaler.Status) -> JSONValue {
+        var object: [String: JSONValue] = [
+            "endpoint": .string(view.endpoint), "answered": .bool(view.answered),
+            "jobs_in_progress": .int(Int64(view.jobsInProgress)), "queued": .int(Int64(view.queued)),
+        ]
+        if let minimum = view.minimum, let maximum = view.maximum {
+            object["autoscale"] = .object([
+                "min": .int(Int64(minimum)), "max": .int(Int64(maximum)), "steps": .int(Int64(view.steps)),
+                "last_decision": .string(view.lastDecision),
+            ])
+        }
+        return .object(object)
+    }
+
     private func loop() {
         var buffer = ZMQMultipart(capacity: 4)
         var poller = ZMQPoller()
@@ -43,9 +60,11 @@ final class PoolControl: @unchecked Sendable {
             case ("status", 1):
                 var workers: [String: JSONValue] = [:]
                 for (slot, pid) in pool.processIdentifiers { workers[String(slot)] = .int(Int64(pid)) }
-                reply = JSONValue.object([
+                var status: [String: JSONValue] = [
                     "restarts": .int(Int64(pool.restarts)), "size": .int(Int64(pool.size)), "workers": .object(workers),
-                ]).serialized()
+                ]
+                if let view = pool.brokerView { status["broker"] = Self.json(view) }
+                reply = JSONValue.object(status).serialized()
             case ("scale", 2):
                 if let size = Int(command[1]), (0...1024).contains(size) {
                     pool.resize(to: size)

@@ -32,6 +32,7 @@ public final class WorkerPool: Service, Sendable {
     struct State {
         var slots: [Int: Slot] = [:]
         var stopping = false
+        var supervising = false
     }
 
     let configuration: PoolConfiguration
@@ -39,6 +40,10 @@ public final class WorkerPool: Service, Sendable {
     private let state = Mutex(State())
     private let slotStarts: AsyncStream<Int>
     private let slotStartsContinuation: AsyncStream<Int>.Continuation
+    private let autoscalerBox = Mutex<PoolAutoscaler?>(nil)
+
+    /// What the pool learns from its broker (``PoolConfiguration/broker``) and its autoscaling state, once it runs.
+    public var brokerView: PoolAutoscaler.Status? { autoscalerBox.withLock { $0 }?.status }
 
     public init(configuration: PoolConfiguration, logger: Logger = Logger(label: "concierge.pool")) {
         self.configuration = configuration
@@ -56,6 +61,50 @@ public final class WorkerPool: Service, Sendable {
 
     /// Total restarts of crashed workers so far.
     public var restarts: Int { state.withLock { $0.slots.values.reduce(0) { $0 + $1.restarts } } }
+
+    /// The worker name a slot's process gets (`CONCIERGE_WORKER_NAME`): `<namePrefix>-<slot>`.
+    public func workerName(slot: Int) -> String { "\(configuration.namePrefix)-\(slot)" }
+
+    /// The slots the pool keeps running now, with their workers' names.
+    public var wantedSlots: [Int: String] {
+        state.withLock { state in
+            var slots: [Int: String] = [:]
+            for (slot, entry) in state.slots where entry.wanted { slots[slot] = workerName(slot: slot) }
+            return slots
+        }
+    }
+
+    /// The names of every worker in the pool's table: wanted ones, and stopped ones that have not exited yet.
+    public var workerNames: Set<String> {
+        state.withLock { state in Set(state.slots.keys.map { workerName(slot: $0) }) }
+    }
+
+    /// Worker processes alive now (draining ones included), and wanted slots whose process has started.
+    public var processCounts: (running: Int, started: Int) {
+        state.withLock { state in
+            (state.slots.values.count { $0.pid != nil }, state.slots.values.count { $0.wanted && $0.pid != nil })
+        }
+    }
+
+    /// Whether ``run()`` is supervising workers now (for `/livez`).
+    public var isSupervising: Bool { state.withLock { $0.supervising } }
+
+    /// Stops one slot's worker (scale-down picks an idle one): the slot is no longer wanted, and its worker gets
+    /// SIGTERM, drains (it finishes any job it holds) and exits; it is never killed. False when the slot is not
+    /// wanted (already stopping, or unknown).
+    @discardableResult
+    public func stop(slot: Int) -> Bool {
+        let stopped = state.withLock { state -> Bool in
+            guard !state.stopping, state.slots[slot]?.wanted == true else { return false }
+            state.slots[slot]?.wanted = false
+            if let pid = state.slots[slot]?.pid { kill(pid, SIGTERM) }  // under the lock: see ``Slot/pid``
+            return true
+        }
+        if stopped {
+            logger.info("pool resized", metadata: ["size": "\(size)", "stopped": "\(workerName(slot: slot))"])
+        }
+        return stopped
+    }
 
     /// Grows or shrinks the pool. New workers start at once; removed ones (the highest slots) drain and exit.
     public func resize(to newSize: Int) {
@@ -90,11 +139,18 @@ public final class WorkerPool: Service, Sendable {
 
     public func run() async throws {
         let control = try configuration.controlEndpoint.map { try PoolControl(endpoint: $0, pool: self) }
+        let autoscaler = configuration.broker.map { PoolAutoscaler(pool: self, broker: $0) }
+        state.withLock { $0.supervising = true }
+        defer { state.withLock { $0.supervising = false } }
+        autoscalerBox.withLock { $0 = autoscaler }
         resize(to: configuration.size)
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { group in
                 if let control {
                     group.addTask { await control.run() }
+                }
+                if let autoscaler {
+                    group.addTask { await autoscaler.run() }
                 }
                 await withGracefulShutdownHandler {
                     for await slot in slotStarts {
@@ -104,6 +160,7 @@ public final class WorkerPool: Service, Sendable {
                     self.stopAll()
                 }
                 control?.stop()
+                autoscaler?.stop()
                 await group.waitForAll()
             }
         } onCancel: {

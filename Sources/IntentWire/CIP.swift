@@ -59,6 +59,8 @@ public enum CIP {
         public static let error: StaticString = "ERROR"
         /// Version 02, broker to worker: stop a job (section 5.13).
         public static let cancel: StaticString = "CANCEL"
+        /// Version 02, any peer of the backend to the broker and back: the broker's load (section 5.14).
+        public static let stats: StaticString = "STATS"
     }
 
     /// Reply statuses (frame 3 of REPLY and STATUS).
@@ -90,6 +92,8 @@ public enum CIP {
         public static let jobV2 = 9
         /// A version-02 CANCEL, from a client (request id) or from the broker (job id).
         public static let cancel = 3
+        /// A STATS query (version 02): F0 and F1 only; its answer adds F2, the body.
+        public static let stats = 2
     }
 
     /// Largest request id and intent type, in bytes.

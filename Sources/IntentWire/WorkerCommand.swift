@@ -7,6 +7,9 @@ public enum WorkerCommand: Sendable, Hashable {
         case heartbeat
         case drain
         case disconnect
+        /// Version 02: a query for the broker's load, from any peer (section 5.14). Only in errors: a valid STATS is
+        /// recognised by ``WorkerMessageDecoder/isStatsQuery(_:)`` before decoding, and is never a `WorkerCommand`.
+        case stats
     }
 
     /// READY: register, or register again.

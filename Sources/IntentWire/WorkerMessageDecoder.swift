@@ -50,11 +50,36 @@ public struct WorkerMessageDecoder: Sendable {
         case .heartbeat?: return .heartbeat
         case .drain?: return .drain
         case .disconnect?: return .disconnect
-        case .ready?, nil:
+        case .ready?, .stats?, nil:
             throw WorkerMessageError(
                 code: .unknownCommand, message: "unknown command \"\(WireText.display(command))\"", check: 5
             )
         }
+    }
+
+    /// Whether a message is a STATS query (section 5.14): F0 `CIPW02` and F1 `STATS`. The broker asks this before
+    /// ``decode(_:isRegistered:)``, since a query needs no registration (check 4 does not apply to it): any peer of
+    /// the backend may ask, e.g. a pool that scales itself. A `CIPW01` message naming STATS is not a query (it is an
+    /// unknown command, or from an unregistered peer answered DISCONNECT, as before version 02).
+    /// - Throws: ``WorkerMessageError`` `malformed` (check 3) for a STATS with frames after F1.
+    public func isStatsQuery(_ frames: WireFrames) throws(WorkerMessageError) -> Bool {
+        // `views`, not `count`: the frames kept, not counting those a receiver dropped.
+        guard frames.views.count >= 2, CIP.workerSignatureV2.matches(frames[0]), CIP.Worker.stats.matches(frames[1])
+        else {
+            return false
+        }
+        guard frames.count == CIP.Frames.stats, frames.dropped == 0 else {
+            throw WorkerMessageError(
+                code: .malformed, message: "STATS takes 2 frames: CIPW02, STATS", check: 3, command: .stats)
+        }
+        return true
+    }
+
+    /// ``isStatsQuery(_:)`` for a message given as byte arrays (tests, cold paths).
+    public func isStatsQuery(_ frames: [[UInt8]]) throws(WorkerMessageError) -> Bool {
+        try WireFrames.withFrames(frames) { frames in
+            Result { () throws(WorkerMessageError) in try isStatsQuery(frames) }
+        }.get()
     }
 
     /// Decodes one worker message given as byte arrays (tests, fuzz targets, cold paths).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ConciergeCommandLine
+import ConciergeHTTP
 import IntentPool
 import IntentWorker
 import Logging
@@ -12,6 +13,44 @@ struct PoolOptions: ParsableArguments {
 
     @Option(help: "Control endpoint for resizing a running pool (`concierge scale`).")
     var control: String = Defaults.control
+
+    @Option(
+        help: ArgumentHelp(
+            "Scale the pool between MIN and MAX workers on the broker's load (the pool asks its broker: no other "
+                + "flag needed); --workers is the starting size, kept within MIN...MAX.",
+            valueName: "min:max"))
+    var autoscale: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "With --autoscale: how long a worker's capacity must stay free, with nothing queued, before the pool "
+                + "shrinks by one idle worker, in seconds.",
+            valueName: "seconds"))
+    var autoscaleIdleSeconds: Int = 30
+
+    /// The autoscaling limits, nil without `--autoscale`.
+    func autoscaleConfiguration() throws -> AutoscaleConfiguration? {
+        guard let autoscale else { return nil }
+        let parts = autoscale.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let minimum = Int(parts[0]), let maximum = Int(parts[1]), minimum >= 1,
+            minimum <= maximum, maximum <= 1024
+        else {
+            throw ValidationError(
+                "--autoscale takes MIN:MAX with 1 <= MIN <= MAX <= 1024 (at least one worker: the pool learns the "
+                    + "intent types it serves from its workers), got `\(autoscale)`")
+        }
+        guard autoscaleIdleSeconds >= 1 else { throw ValidationError("--autoscale-idle-seconds takes 1 or more") }
+        return AutoscaleConfiguration(
+            minimum: minimum, maximum: maximum, idleTime: .seconds(autoscaleIdleSeconds))
+    }
+
+    /// The size to start with: `--workers`, within the autoscaling limits.
+    func startingSize() throws -> Int {
+        guard let limits = try autoscaleConfiguration() else { return size }
+        return min(max(size, limits.minimum), limits.maximum)
+    }
+
+    func validate() throws { _ = try autoscaleConfiguration() }
 }
 
 struct PoolCommand: AsyncParsableCommand {
@@ -33,6 +72,7 @@ struct PoolCommand: AsyncParsableCommand {
     @OptionGroup var curve: CurveClientOptions
     @OptionGroup var heartbeat: HeartbeatOption
     @OptionGroup var logging: LoggingOptions
+    @OptionGroup var http: HTTPOptions
 
     @Option(help: "Worker executable to supervise instead of `concierge worker`.")
     var executable: String?
@@ -54,7 +94,7 @@ struct PoolCommand: AsyncParsableCommand {
         _ = try curve.keys()  // fail now on a bad key file, not in every worker
         let level = logging.bootstrap()
         let logger = Logger(label: "concierge.pool")
-        let configuration: PoolConfiguration
+        var configuration: PoolConfiguration
         if let executable {
             configuration = PoolConfiguration(
                 executable: executable, arguments: arguments, size: pool.size, controlEndpoint: pool.control
@@ -71,10 +111,25 @@ struct PoolCommand: AsyncParsableCommand {
                 controlEndpoint: pool.control
             )
         }
+        configuration.size = try pool.startingSize()
+        let autoscale = try pool.autoscaleConfiguration()
+        let endpoint = try http.endpoint()
+        if autoscale != nil || endpoint != nil {
+            // The pool asks the broker its workers serve, with their keys (an --executable's own flags are its own:
+            // without CURVE options here, the pool asks without CURVE).
+            configuration.broker = PoolBrokerLink(
+                endpoints: try BrokerEndpointList.parse(broker), curve: try curve.keys(), autoscale: autoscale)
+        }
         let service = WorkerPool(configuration: configuration, logger: logger)
-        let group = ServiceGroup(
-            services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
-        )
+        // On SIGTERM services stop in reverse order: the pool first, while /livez still answers.
+        var services: [any Service] = []
+        if let endpoint {
+            let metrics = MetricsRegistry()
+            services.append(PoolHTTP.server(endpoint, metrics: metrics, pool: service, logger: logger))
+            services.append(PoolMetricsService(pool: service, metrics: metrics, autoscaling: autoscale != nil))
+        }
+        services.append(service)
+        let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
     }
 }

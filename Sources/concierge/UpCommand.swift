@@ -1,5 +1,6 @@
 import ArgumentParser
 import ConciergeCommandLine
+import ConciergeHTTP
 import IntentBroker
 import IntentPool
 import Logging
@@ -18,6 +19,7 @@ struct UpCommand: AsyncParsableCommand {
     @OptionGroup var pool: PoolOptions
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var logging: LoggingOptions
+    @OptionGroup var http: HTTPOptions
 
     @Option(
         help: ArgumentHelp(
@@ -61,8 +63,22 @@ struct UpCommand: AsyncParsableCommand {
                 throw ValidationError("the public key of --worker-secret-key is not on --worker-keys")
             }
         }
+        let endpoint = try http.endpoint()
+        // One registry and one server for the broker's metrics and the pool's.
+        let metrics = endpoint.map { _ in
+            MetricsRegistry(deadline: configuration.defaultDeadline, hardLimit: configuration.hardLimit)
+        }
+        configuration.metricsFactory = metrics?.factory
         let brokerService = try Broker(configuration: configuration, logger: Logger(label: "concierge.broker"))
         let command = defaultWorkerCommand
+        let autoscale = try pool.autoscaleConfiguration()
+        let link =
+            autoscale != nil || endpoint != nil
+            ? PoolBrokerLink(
+                endpoints: [brokerService.backendEndpoint],
+                curve: try CurveClientOptions.keys(serverKey: curveServerKey, secretKey: workerSecretKey),
+                autoscale: autoscale)
+            : nil
         let poolService = WorkerPool(
             configuration: PoolConfiguration(
                 executable: command.executable,
@@ -72,8 +88,9 @@ struct UpCommand: AsyncParsableCommand {
                     logging.logFormat,
                 ] + worker.workerArguments
                     + CurveClientOptions.workerArguments(serverKey: curveServerKey, secretKey: workerSecretKey),
-                size: pool.size,
-                controlEndpoint: pool.control
+                size: try pool.startingSize(),
+                controlEndpoint: pool.control,
+                broker: link
             ),
             logger: Logger(label: "concierge.pool")
         )
@@ -84,13 +101,25 @@ struct UpCommand: AsyncParsableCommand {
                 "control": "\(pool.control)",
             ]
         )
-        // The pool stops first (workers drain while the broker still answers), then the broker.
+        // The pool stops first (workers drain while the broker still answers), then the broker, then /livez.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let endpoint, let metrics {
+            let health = brokerService.health
+            let server = ObservabilityServer(
+                endpoint: endpoint, registry: metrics.registry, logger: logger,
+                live: { PoolHTTP.both(HealthStatus(health.liveness()), PoolHTTP.liveness(poolService)) },
+                ready: { PoolHTTP.both(HealthStatus(health.readiness()), PoolHTTP.readiness(poolService)) })
+            services.append(.init(service: server))
+        }
+        services.append(.init(service: brokerService))
+        if let metrics {
+            services.append(
+                .init(service: PoolMetricsService(pool: poolService, metrics: metrics, autoscaling: autoscale != nil)))
+        }
+        services.append(.init(service: poolService))
         let group = ServiceGroup(
             configuration: .init(
-                services: [
-                    .init(service: brokerService),
-                    .init(service: poolService),
-                ],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )

@@ -1,4 +1,4 @@
-"""The contract itself: the four JSON Schemas load into one referencing.Registry as Schemas/README.md says, every
+"""The contract itself: the five JSON Schemas load into one referencing.Registry as Schemas/README.md says, every
 example marked `<!-- schema: ... -->` in PROTOCOL.md and every `examples` entry in the schemas validates (or fails,
 when marked invalid), and the intent definitions follow intent-definition.schema.json and the rules it cannot
 express (section 11.11)."""
@@ -23,9 +23,9 @@ def ref_of(name: str) -> str:
     return f"{doc}.schema.json" + (f"#{pointer}" if pointer else "")
 
 
-def test_registry_holds_all_four_schemas():
+def test_registry_holds_all_five_schemas():
     assert sorted(S.documents) == ["error.schema.json", "intent-definition.schema.json",
-                                   "interaction.schema.json", "progress.schema.json"]
+                                   "interaction.schema.json", "progress.schema.json", "stats.schema.json"]
     for doc in S.documents.values():
         assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
         assert doc["$id"].startswith(cip.BASE)
@@ -182,3 +182,22 @@ def test_bodies_receivers_only_read_accept_unknown_keys_but_keep_required_ones(r
 def test_objects_inside_the_intent_and_resolutions_stay_closed(ref, body):
     """11.1: receivers are strict about the objects inside "intent" (unknown keys are errors, 5.11)."""
     assert list(S.validator(ref).iter_errors(body))
+
+
+def test_stats_schema_refuses_what_section_5_14_rules_out():
+    """The STATS answer body (5.14): every count a whole number of at least 0, every required key there."""
+    good = {"state": "active", "default_deadline_ms": 3000, "requests_in_flight": 0, "queued": 0,
+            "intent_types": [{"name": "Echo", "queued": 0, "oldest_age_ms": 0, "workers": 1, "capacity": 4,
+                              "capacity_used": 0, "capacity_free": 4}],
+            "workers": [{"name": "pool-0", "capacity": 4, "jobs": 0, "draining": False, "intents": ["Echo"]}],
+            "later": "ignored"}
+    S.check("stats.schema.json", good, "a STATS body")
+    validator = S.validator("stats.schema.json")
+    for broken in (
+        {k: v for k, v in good.items() if k != "workers"},
+        {**good, "queued": -1},
+        {**good, "intent_types": [{**good["intent_types"][0], "oldest_age_ms": 1.5}]},
+        {**good, "workers": [{**good["workers"][0], "draining": "no"}]},
+        {**good, "workers": [{k: v for k, v in good["workers"][0].items() if k != "intents"}]},
+    ):
+        assert list(validator.iter_errors(broken)), broken

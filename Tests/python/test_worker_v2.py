@@ -241,3 +241,56 @@ def job_or_ending(w, c, rid, timeout: float = 10.0):
         except TimeoutError:
             pass
     raise TimeoutError(f"neither a JOB nor the ending of {rid!r}")
+
+
+def stats_query(endpoint: str, frames: list[bytes]) -> list[bytes] | None:
+    """Sends `frames` from a fresh DEALER that never registers; the first answer, or None within 5 s."""
+    import zmq
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(endpoint)
+    try:
+        sock.send_multipart(frames)
+        if sock.poll(5000) == 0:
+            return None
+        return sock.recv_multipart()
+    finally:
+        sock.close()
+
+
+def test_stats_answers_any_peer_with_a_body_the_schema_accepts(spawn, broker):
+    """5.14: an unregistered peer's STATS gets the queues and workers (stats.schema.json); a malformed STATS gets
+    ERROR malformed, not DISCONNECT."""
+    w = worker(spawn, broker, capacity=1)
+    c = spawn.client(broker, version=2)
+    c.request("PyEcho", "handle", body(), deadline=10000)
+    w.job()  # running: the worker holds 1 job of 1
+    c.request("PyEcho", "handle", body(), deadline=10000)  # queued
+    deadline = time.monotonic() + 10
+    while True:
+        answer = stats_query(broker.backend, [CIPW2, b"STATS"])
+        assert answer is not None and answer[:2] == [CIPW2, b"STATS"] and len(answer) == 3, answer
+        stats = json.loads(answer[2])
+        cip.SCHEMA_SET.check("stats.schema.json", stats, "STATS body")
+        if stats["queued"] == 1 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert stats["state"] == "active" and stats["requests_in_flight"] == 2
+    (py,) = [t for t in stats["intent_types"] if t["name"] == "PyEcho"]
+    assert (py["queued"], py["workers"], py["capacity"], py["capacity_used"], py["capacity_free"]) == (1, 1, 1, 1, 0)
+    assert py["oldest_age_ms"] >= 0
+    (me,) = stats["workers"]
+    assert (me["capacity"], me["jobs"], me["draining"], me["intents"]) == (1, 1, False, ["PyEcho"])
+    bad = stats_query(broker.backend, [CIPW2, b"STATS", b"extra"])
+    assert bad is not None and bad[:3] == [CIPW2, b"ERROR", b"malformed"], bad
+
+
+def test_stats_from_a_broker_whose_journal_is_unavailable_says_so(spawn):
+    """5.14: while its PostgreSQL journal is unreachable the broker holds nothing; STATS answers state
+    `unavailable` with empty lists (and does not send the peer away, as it does workers)."""
+    b = spawn.broker(journal="postgres://concierge@127.0.0.1:1/concierge")  # nothing listens on port 1
+    answer = stats_query(b.backend, [CIPW2, b"STATS"])
+    assert answer is not None and answer[:2] == [CIPW2, b"STATS"], answer
+    stats = json.loads(answer[2])
+    cip.SCHEMA_SET.check("stats.schema.json", stats, "STATS body")
+    assert (stats["state"], stats["queued"], stats["intent_types"], stats["workers"]) == ("unavailable", 0, [], [])
