@@ -16,6 +16,13 @@ struct PoolOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
+            "Workers are named <prefix>-<slot>. Worker names must be unique per broker: give each host's pool its own "
+                + "prefix when several pools serve one broker.",
+            valueName: "prefix"))
+    var namePrefix: String = "pool"
+
+    @Option(
+        help: ArgumentHelp(
             "Scale the pool between MIN and MAX workers on the broker's load (the pool asks its broker: no other "
                 + "flag needed); --workers is the starting size, kept within MIN...MAX.",
             valueName: "min:max"))
@@ -112,6 +119,7 @@ struct PoolCommand: AsyncParsableCommand {
             )
         }
         configuration.size = try pool.startingSize()
+        configuration.namePrefix = pool.namePrefix
         let autoscale = try pool.autoscaleConfiguration()
         let endpoint = try http.endpoint()
         if autoscale != nil || endpoint != nil {

@@ -89,6 +89,7 @@ struct UpCommand: AsyncParsableCommand {
                 ] + worker.workerArguments
                     + CurveClientOptions.workerArguments(serverKey: curveServerKey, secretKey: workerSecretKey),
                 size: try pool.startingSize(),
+                namePrefix: pool.namePrefix,
                 controlEndpoint: pool.control,
                 broker: link
             ),
