@@ -1,0 +1,209 @@
+import ConciergeJSON
+import ConciergeTestKit
+import Foundation
+import Glibc
+import Testing
+
+extension EndToEnd {
+    /// `concierge top` read as a person reads it: it runs in a detached tmux session sized 160×50 against a real
+    /// broker and workers, and the test reads the screen (`tmux capture-pane`) until it shows what a known load must
+    /// show.
+    @Suite(.serialized) struct TopCommandTests {
+        @Test func showsWorkersTheQueueAndRatesOfALoadThenItsTotals() async throws {
+            let cluster = try Cluster()
+            try cluster.startBroker(["--http", "127.0.0.1:0"])
+            let port = try await httpPort(of: cluster)
+            try cluster.startWorker("top-alpha", capacity: 2)
+            try cluster.startWorker("top-beta", capacity: 1)
+            let tmux = try Tmux(directory: cluster.directory)
+            defer { tmux.stop() }
+            try tmux.start(
+                "top", Cluster.executable.path, "top", "--http", "http://127.0.0.1:\(port)", "--interval-ms", "500",
+                "--iterations", "1200")
+
+            // Both workers, idle, with their slots; the broker ready.
+            try await tmux.waitForScreen("both workers with their slots") { screen in
+                screen.row("top-alpha")?[1] == "0/2" && screen.row("top-beta")?[1] == "0/1"
+                    && screen.lines.contains { $0.hasPrefix("READY ") }
+            }
+
+            // 24 Echo requests of 1 s each, 8 at a time, on 3 slots: about 5 wait in the queue for about 8 s.
+            try cluster.start(
+                "load",
+                [
+                    "load", "--broker", cluster.frontend, "--concurrency", "8", "--requests", "24", "--duration", "60s",
+                    "--warmup", "0s", "--delay-ms", "1000", "--deadline-ms", "30000", "--drain-timeout", "30s",
+                    "--json", "--quiet",
+                ])
+            var sawQueue = false
+            var sawFinalRate = false
+            var sawWorkerRate = false
+            var sawFullWorkers = false
+            try await tmux.waitForScreen("the Echo queue (depth > 0, oldest > 0), a final rate, busy workers") {
+                screen in
+                // INTENT QUEUE OLDEST FINAL/s BUSY/s ERR/s RUN-p99 FINAL BUSY ERRORS
+                if let echo = screen.row("Echo"), echo.count == 10 {
+                    if let depth = Int(echo[1]), depth > 0, echo[2] != "0", echo[2] != "-" { sawQueue = true }
+                    if let rate = Double(echo[3]), rate > 0 { sawFinalRate = true }
+                }
+                // WORKER JOBS/SLOTS JOBS/s JOBS
+                if let alpha = screen.row("top-alpha"), let beta = screen.row("top-beta") {
+                    if alpha[1] == "2/2" && beta[1] == "1/1" { sawFullWorkers = true }
+                    if (Double(alpha[2]) ?? 0) > 0 || (Double(beta[2]) ?? 0) > 0 { sawWorkerRate = true }
+                }
+                return sawQueue && sawFinalRate && sawWorkerRate && sawFullWorkers
+            }
+
+            let status = await cluster.waitForExit("load", seconds: 120)
+            #expect(status == 0, "load: \(cluster.log("load"))")
+            print("load: \(cluster.log("load"))")
+
+            // After the load: nothing queued or held, and the totals of the 24 requests.
+            let final = try await tmux.waitForScreen("depth 0 and the totals of 24 finals") { screen in
+                guard let echo = screen.row("Echo"), echo.count == 10, let alpha = screen.row("top-alpha"),
+                    let beta = screen.row("top-beta")
+                else { return false }
+                return echo[1] == "0" && echo[2] == "0" && echo[7] == "24" && echo[8] == "0" && echo[9] == "0"
+                    && alpha[1] == "0/2" && beta[1] == "0/1" && (Int(alpha[3]) ?? 0) + (Int(beta[3]) ?? 0) == 24
+                    && screen.lines.contains { $0.hasPrefix("since start: 24 final, 0 busy, 0 other errors") }
+            }
+            print("concierge top after the load:\n\(final.text)")
+        }
+
+        @Test func saysUnreachableUntilTheBrokerStartsThenShowsIt() async throws {
+            let cluster = try Cluster()
+            let port = try freeLoopbackPort()
+            let tmux = try Tmux(directory: cluster.directory)
+            defer { tmux.stop() }
+            try tmux.start(
+                "top", Cluster.executable.path, "top", "--http", "127.0.0.1:\(port)", "--interval-ms", "300",
+                "--iterations", "2000")
+            try await tmux.waitForScreen("unreachable, connection refused") { screen in
+                screen.lines.contains { $0.hasPrefix("UNREACHABLE ") && $0.contains("refused") }
+                    && screen.lines.contains { $0.hasPrefix("retrying every 300ms; never answered") }
+            }
+            try cluster.startBroker(["--http", "127.0.0.1:\(port)"])
+            try await tmux.waitForScreen("the broker, not ready without workers") { screen in
+                !screen.text.contains("UNREACHABLE") && screen.lines.contains { $0.hasPrefix("NOT READY ") }
+                    && screen.lines.contains("(no workers)")
+            }
+            try cluster.startWorker("top-gamma", capacity: 3)
+            try await tmux.waitForScreen("ready with the worker") { screen in
+                screen.lines.contains { $0.hasPrefix("READY ") } && screen.row("top-gamma")?[1] == "0/3"
+            }
+            // The broker goes away: the screen says so again.
+            cluster.signal("broker", SIGKILL)
+            try await tmux.waitForScreen("unreachable again, with the time of the last answer") { screen in
+                screen.lines.contains { $0.hasPrefix("UNREACHABLE ") }
+                    && screen.lines.contains { $0.hasPrefix("retrying every 300ms; last answer ") }
+            }
+        }
+
+        /// The port of the broker's `--http 127.0.0.1:0`, from its log line `http ready … http=127.0.0.1:PORT`.
+        func httpPort(of cluster: Cluster) async throws -> Int {
+            var port: Int?
+            try await waitUntil("the broker logs its HTTP port\n\(cluster.log("broker"))") {
+                for line in cluster.log("broker").split(separator: "\n") where line.contains("http ready") {
+                    if let range = line.range(of: "127.0.0.1:") {
+                        port = Int(line[range.upperBound...].prefix { $0.isNumber })
+                    }
+                }
+                return port != nil
+            }
+            return port!
+        }
+
+        /// A loopback TCP port nothing listens on (bound once by the kernel's choice, then closed).
+        func freeLoopbackPort() throws -> Int {
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(socket) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
+                }
+            }
+            guard bound else { throw WaitTimedOut(description: "no free port: errno \(errno)") }
+            return Int(UInt16(bigEndian: address.sin_port))
+        }
+    }
+}
+
+/// A private tmux server (its own socket in the test's directory) whose sessions run commands in a terminal of
+/// 160×50; ``stop()`` kills that server and so everything it runs.
+struct Tmux {
+    static let executable = "/usr/bin/tmux"
+    let socket: String
+
+    /// What a pane shows.
+    struct Screen {
+        let text: String
+        var lines: [String] { text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
+
+        /// The cells (split on spaces) of the first line whose first cell is `name`.
+        func row(_ name: String) -> [String]? {
+            lines.lazy.map { $0.split(separator: " ").map(String.init) }.first { $0.first == name }
+        }
+    }
+
+    init(directory: URL) throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
+            throw WaitTimedOut(description: "\(Self.executable) is missing (Scripts/setup installs tmux)")
+        }
+        socket = directory.appendingPathComponent("tmux.sock").path
+    }
+
+    @discardableResult
+    func run(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.executable)
+        process.arguments = ["-S", socket, "-f", "/dev/null"] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["TERM"] = "xterm-256color"
+        environment["TMUX"] = nil
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard process.terminationStatus == 0 else {
+            throw WaitTimedOut(description: "tmux \(arguments.joined(separator: " ")): \(text)")
+        }
+        return text
+    }
+
+    /// Starts `command` in a new detached session `name`; the pane stays when it exits (to read why).
+    func start(_ name: String, _ command: String...) throws {
+        try run(["new-session", "-d", "-s", name, "-x", "160", "-y", "50"] + command)
+        try run(["set-option", "-t", name, "remain-on-exit", "on"])
+    }
+
+    /// What session `name`'s pane shows now.
+    func screen(_ name: String = "top") throws -> Screen { Screen(text: try run(["capture-pane", "-p", "-t", name])) }
+
+    /// Reads the screen until `condition` holds (bounded); returns that screen.
+    @discardableResult
+    func waitForScreen(
+        _ what: String, timeout: Duration = .seconds(60), _ condition: (Screen) throws -> Bool
+    ) async throws -> Screen {
+        let end = ContinuousClock.now + timeout
+        var last = Screen(text: "")
+        while true {
+            last = try screen()
+            if try condition(last) { return last }
+            guard ContinuousClock.now < end else {
+                throw WaitTimedOut(description: "the screen did not show \(what); it shows:\n\(last.text)")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// Kills this test's tmux server (and the commands in its sessions).
+    func stop() { _ = try? run(["kill-server"]) }
+}
