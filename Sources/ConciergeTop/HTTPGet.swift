@@ -106,7 +106,10 @@ public enum HTTPGet {
         var output: [UInt8] = []
         var index = 0
         while true {
-            guard let lineEnd = (index..<max(index, bytes.count - 1)).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 })
+            guard
+                let lineEnd = (index..<max(index, bytes.count - 1)).first(where: {
+                    bytes[$0] == 13 && bytes[$0 + 1] == 10
+                })
             else { return nil }
             let sizeText = String(decoding: bytes[index..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
             guard let size = Int(sizeText.trimmingSpaces, radix: 16), size >= 0 else {
@@ -131,7 +134,8 @@ public enum HTTPGet {
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let list else {
-            throw HTTPGetError(code: .resolution, message: "cannot resolve \(host): \(String(cString: gai_strerror(status)))")
+            throw HTTPGetError(
+                code: .resolution, message: "cannot resolve \(host): \(String(cString: gai_strerror(status)))")
         }
         defer { freeaddrinfo(list) }
         var failure = HTTPGetError(code: .connection, message: "no address for \(host)")

@@ -47,7 +47,8 @@ public struct TopScreen: Sendable {
             "concierge top  \(state.target)  \(state.clock)  every \(Format.duration(state.interval))"
         ]
         guard let current = state.current else {
-            let since = state.secondsSinceLastAnswer.map { "last answer \(Format.duration($0)) ago" } ?? "never answered"
+            let since =
+                state.secondsSinceLastAnswer.map { "last answer \(Format.duration($0)) ago" } ?? "never answered"
             header.append("UNREACHABLE  \(state.failure ?? "no answer")")
             header.append("retrying every \(Format.duration(state.interval)); \(since)")
             return fit(header, width: width, height: height)
@@ -119,7 +120,8 @@ public struct TopScreen: Sendable {
         }
         var lines = header
         lines.append("")
-        lines += table("INTENT", intentColumns, intentRows, budget: intentBudget, width: width, empty: "no intent types")
+        lines += table(
+            "INTENT", intentColumns, intentRows, budget: intentBudget, width: width, empty: "no intent types")
         lines.append("")
         lines += table("WORKER", workerColumns, workerRows, budget: workerBudget, width: width, empty: "no workers")
         return fit(lines, width: width, height: height)
@@ -139,11 +141,14 @@ public struct TopScreen: Sendable {
         }
     }
 
-    /// A table with a name column taking the width the numbers leave (8 to 40 characters), numbers right-aligned;
-    /// rows beyond `budget` become one "… N more" line.
+    /// A table with a name column taking the width the numbers leave (8 to 40 characters), numbers right-aligned
+    /// (columns that do not fit are left out, from the right); rows beyond `budget` become one "… N more" line.
     static func table(
         _ title: String, _ columns: [Column], _ rows: [(String, [String])], budget: Int, width: Int, empty: String
     ) -> [String] {
+        // Columns that do not fit beside an 8-character name are left out, from the right.
+        var columns = columns
+        while columns.count > 1 && 8 + columns.reduce(0, { $0 + $1.width + 1 }) > width { columns.removeLast() }
         let numbers = columns.reduce(0) { $0 + $1.width + 1 }
         let longest = rows.map { $0.0.count }.max() ?? 0
         let nameWidth = min(max(8, min(longest, width - numbers)), 40)

@@ -44,7 +44,8 @@ import Testing
     @Test func readsAnAnswerArrivingInPieces() throws {
         let body = String(repeating: "concierge_requests_in_flight 1\n", count: 200)
         let port = try Self.serveOnce(
-            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)", piece: 97)
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)",
+            piece: 97)
         let answer = try HTTPGet.get(host: "127.0.0.1", port: Int(port), path: "/metrics", timeout: .seconds(10))
         #expect(answer.status == 200)
         #expect(answer.body == body)
@@ -59,12 +60,15 @@ import Testing
 
     @Test func decodesAChunkedBodyAndReadsToTheEndWithoutALength() throws {
         let chunked = try Self.serveOnce(
-            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n7;x=y\r\n, world\r\n0\r\n\r\n", piece: 3)
-        #expect(try HTTPGet.get(host: "127.0.0.1", port: Int(chunked), path: "/", timeout: .seconds(10)).body
-            == "hello, world")
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n7;x=y\r\n, world\r\n0\r\n\r\n", piece: 3
+        )
+        #expect(
+            try HTTPGet.get(host: "127.0.0.1", port: Int(chunked), path: "/", timeout: .seconds(10)).body
+                == "hello, world")
         let unsized = try Self.serveOnce("HTTP/1.0 200 OK\r\n\r\nuntil the end", piece: 4)
-        #expect(try HTTPGet.get(host: "127.0.0.1", port: Int(unsized), path: "/", timeout: .seconds(10)).body
-            == "until the end")
+        #expect(
+            try HTTPGet.get(host: "127.0.0.1", port: Int(unsized), path: "/", timeout: .seconds(10)).body
+                == "until the end")
     }
 
     @Test func aBodyCutShortIsAnError() throws {

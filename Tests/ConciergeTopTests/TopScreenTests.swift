@@ -43,7 +43,8 @@ import Testing
         for index in 0..<30 {
             text += "concierge_worker_slots{worker=\"w\(index < 10 ? "0" : "")\(index)\"} 4\n"
         }
-        let lines = TopScreen.render(Self.state(current: MetricsScrape(parsing: text), previous: nil), width: 100, height: 20)
+        let lines = TopScreen.render(
+            Self.state(current: MetricsScrape(parsing: text), previous: nil), width: 100, height: 20)
         #expect(lines.count == 20)
         #expect(lines.contains { $0.hasPrefix("w00 ") })
         #expect(lines.last?.hasPrefix("… ") == true && lines.last?.hasSuffix(" more") == true)

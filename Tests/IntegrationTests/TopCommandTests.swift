@@ -15,7 +15,7 @@ extension EndToEnd {
             let port = try await httpPort(of: cluster)
             try cluster.startWorker("top-alpha", capacity: 2)
             try cluster.startWorker("top-beta", capacity: 1)
-            let tmux = try Tmux(directory: cluster.directory)
+            let tmux = try Tmux()
             defer { tmux.stop() }
             try tmux.start(
                 "top", Cluster.executable.path, "top", "--http", "http://127.0.0.1:\(port)", "--interval-ms", "500",
@@ -27,11 +27,13 @@ extension EndToEnd {
                     && screen.lines.contains { $0.hasPrefix("READY ") }
             }
 
-            // 24 Echo requests of 1 s each, 8 at a time, on 3 slots: about 5 wait in the queue for about 8 s.
+            // 36 Echo requests of 1 s each, 12 at a time, on 3 slots: 9 wait in the queue for about 9 s, the oldest
+            // for up to 3 s (a queue column showing the wrong gauge, e.g. the oldest age, never shows 5 or more).
             try cluster.start(
                 "load",
                 [
-                    "load", "--broker", cluster.frontend, "--concurrency", "8", "--requests", "24", "--duration", "60s",
+                    "load", "--broker", cluster.frontend, "--concurrency", "12", "--requests", "36", "--duration",
+                    "60s",
                     "--warmup", "0s", "--delay-ms", "1000", "--deadline-ms", "30000", "--drain-timeout", "30s",
                     "--json", "--quiet",
                 ])
@@ -39,11 +41,11 @@ extension EndToEnd {
             var sawFinalRate = false
             var sawWorkerRate = false
             var sawFullWorkers = false
-            try await tmux.waitForScreen("the Echo queue (depth > 0, oldest > 0), a final rate, busy workers") {
+            try await tmux.waitForScreen("the Echo queue (depth ≥ 5, oldest > 0), a final rate, busy workers") {
                 screen in
                 // INTENT QUEUE OLDEST FINAL/s BUSY/s ERR/s RUN-p99 FINAL BUSY ERRORS
                 if let echo = screen.row("Echo"), echo.count == 10 {
-                    if let depth = Int(echo[1]), depth > 0, echo[2] != "0", echo[2] != "-" { sawQueue = true }
+                    if let depth = Int(echo[1]), depth >= 5, echo[2] != "0", echo[2] != "-" { sawQueue = true }
                     if let rate = Double(echo[3]), rate > 0 { sawFinalRate = true }
                 }
                 // WORKER JOBS/SLOTS JOBS/s JOBS
@@ -56,16 +58,18 @@ extension EndToEnd {
 
             let status = await cluster.waitForExit("load", seconds: 120)
             #expect(status == 0, "load: \(cluster.log("load"))")
-            print("load: \(cluster.log("load"))")
+            let summaryLine = cluster.log("load").split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
+            let summary = try JSONValue.parse(String(summaryLine))
+            #expect(summary["final_replies"] == 36, "load: \(cluster.log("load"))")
 
-            // After the load: nothing queued or held, and the totals of the 24 requests.
-            let final = try await tmux.waitForScreen("depth 0 and the totals of 24 finals") { screen in
+            // After the load: nothing queued or held, and the totals of the 36 requests.
+            let final = try await tmux.waitForScreen("depth 0 and the totals of 36 finals") { screen in
                 guard let echo = screen.row("Echo"), echo.count == 10, let alpha = screen.row("top-alpha"),
                     let beta = screen.row("top-beta")
                 else { return false }
-                return echo[1] == "0" && echo[2] == "0" && echo[7] == "24" && echo[8] == "0" && echo[9] == "0"
-                    && alpha[1] == "0/2" && beta[1] == "0/1" && (Int(alpha[3]) ?? 0) + (Int(beta[3]) ?? 0) == 24
-                    && screen.lines.contains { $0.hasPrefix("since start: 24 final, 0 busy, 0 other errors") }
+                return echo[1] == "0" && echo[2] == "0" && echo[7] == "36" && echo[8] == "0" && echo[9] == "0"
+                    && alpha[1] == "0/2" && beta[1] == "0/1" && (Int(alpha[3]) ?? 0) + (Int(beta[3]) ?? 0) == 36
+                    && screen.lines.contains { $0.hasPrefix("since start: 36 final, 0 busy, 0 other errors") }
             }
             print("concierge top after the load:\n\(final.text)")
         }
@@ -73,7 +77,7 @@ extension EndToEnd {
         @Test func saysUnreachableUntilTheBrokerStartsThenShowsIt() async throws {
             let cluster = try Cluster()
             let port = try freeLoopbackPort()
-            let tmux = try Tmux(directory: cluster.directory)
+            let tmux = try Tmux()
             defer { tmux.stop() }
             try tmux.start(
                 "top", Cluster.executable.path, "top", "--http", "127.0.0.1:\(port)", "--interval-ms", "300",
@@ -149,31 +153,56 @@ struct Tmux {
         }
     }
 
-    init(directory: URL) throws {
+    /// A server of its own, on a socket in the temporary directory (not in a cluster's directory, which goes away
+    /// with the cluster, possibly before the test's last line).
+    init() throws {
         guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
             throw WaitTimedOut(description: "\(Self.executable) is missing (Scripts/setup installs tmux)")
         }
-        socket = directory.appendingPathComponent("tmux.sock").path
+        socket =
+            FileManager.default.temporaryDirectory
+            .appendingPathComponent("concierge-tmux-\(UInt32.random(in: 0...UInt32.max)).sock").path
     }
 
+    /// Runs `tmux -S socket <arguments>` to its end and returns its output. It is spawned and waited for directly
+    /// (posix_spawn, waitpid), its output going to a file: the server that `new-session` starts outlives the client
+    /// and would hold a pipe open for ever.
     @discardableResult
     func run(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = ["-S", socket, "-f", "/dev/null"] + arguments
+        let outputPath = socket + ".out"
+        let argv = ([Self.executable, "-S", socket, "-f", "/dev/null"] + arguments).map { strdup($0) } + [nil]
         var environment = ProcessInfo.processInfo.environment
         environment["TERM"] = "xterm-256color"
         environment["TMUX"] = nil
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            throw WaitTimedOut(description: "tmux \(arguments.joined(separator: " ")): \(text)")
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Signals unblocked and at their defaults: the spawning thread blocks some, and a tmux server that inherited
+        // that would never see its pane's SIGCHLD or a SIGTERM.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, Self.executable, &actions, &attributes, argv, envp)
+        guard spawned == 0 else { throw WaitTimedOut(description: "posix_spawn tmux: error \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        // Exited (low 7 bits 0) with status 0.
+        guard status & 0x7f == 0 && (status >> 8) & 0xff == 0 else {
+            throw WaitTimedOut(description: "tmux \(arguments.joined(separator: " ")) (status \(status)): \(text)")
         }
         return text
     }
@@ -205,5 +234,9 @@ struct Tmux {
     }
 
     /// Kills this test's tmux server (and the commands in its sessions).
-    func stop() { _ = try? run(["kill-server"]) }
+    func stop() {
+        _ = try? run(["kill-server"])
+        try? FileManager.default.removeItem(atPath: socket)
+        try? FileManager.default.removeItem(atPath: socket + ".out")
+    }
 }
