@@ -72,6 +72,14 @@ extension EndToEnd {
                     && screen.lines.contains { $0.hasPrefix("since start: 36 final, 0 busy, 0 other errors") }
             }
             print("concierge top after the load:\n\(final.text)")
+
+            // --once, for scripts: one plain frame (no escape codes) with the same totals.
+            try cluster.start("once", ["top", "--http", "127.0.0.1:\(port)", "--once", "--interval-ms", "200"])
+            #expect(await cluster.waitForExit("once", seconds: 60) == 0)
+            let once = cluster.log("once")
+            #expect(!once.contains("\u{1B}"))
+            #expect(once.contains("since start: 36 final, 0 busy, 0 other errors"), "\(once)")
+            #expect(Tmux.Screen(text: once).row("top-alpha")?[1] == "0/2", "\(once)")
         }
 
         @Test func saysUnreachableUntilTheBrokerStartsThenShowsIt() async throws {
@@ -86,6 +94,10 @@ extension EndToEnd {
                 screen.lines.contains { $0.hasPrefix("UNREACHABLE ") && $0.contains("refused") }
                     && screen.lines.contains { $0.hasPrefix("retrying every 300ms; never answered") }
             }
+            // --once against it: says so and exits 1.
+            try cluster.start("once", ["top", "--http", "127.0.0.1:\(port)", "--once"])
+            #expect(await cluster.waitForExit("once", seconds: 60) == 1)
+            #expect(cluster.log("once").contains("UNREACHABLE  127.0.0.1:\(port): connection refused"))
             try cluster.startBroker(["--http", "127.0.0.1:\(port)"])
             try await tmux.waitForScreen("the broker, not ready without workers") { screen in
                 !screen.text.contains("UNREACHABLE") && screen.lines.contains { $0.hasPrefix("NOT READY ") }
