@@ -230,7 +230,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "concierge", "concierge-worker", "ConciergeTestKit", "ConciergeCommandLine", "IntentClient", "ZeroMQ", "IntentWire",
-                "ConciergeJSON", "IntentBroker", "ConciergeTop", .product(name: "Logging", package: "swift-log"),
+                "ConciergeJSON", "IntentBroker", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
