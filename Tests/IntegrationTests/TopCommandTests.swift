@@ -182,7 +182,7 @@ struct Tmux {
     @discardableResult
     func run(_ arguments: [String]) throws -> String {
         let outputPath = socket + ".out"
-        let argv = ([Self.executable, "-S", socket, "-f", "/dev/null"] + arguments).map { strdup($0) } + [nil]
+        let argv = ([Self.executable, "-u", "-S", socket, "-f", "/dev/null"] + arguments).map { strdup($0) } + [nil]
         var environment = ProcessInfo.processInfo.environment
         environment["TERM"] = "xterm-256color"
         environment["TMUX"] = nil
