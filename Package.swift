@@ -100,6 +100,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "ConciergeExamples", dependencies: ["IntentKit"], swiftSettings: swiftSettings),
+        .target(name: "ConciergeTop", swiftSettings: swiftSettings),
         .target(
             name: "ConciergeHTTP",
             dependencies: [
@@ -152,6 +153,7 @@ let package = Package(
             dependencies: [
                 "IntentBroker", "IntentWorker", "IntentPool", "IntentClient", "IntentLoad", "ConciergeExamples",
                 "ConciergeJSON", "IntentWire", "ZeroMQ", "ConciergeCommandLine", "IntentJournal", "ConciergeHTTP",
+                "ConciergeTop",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -179,6 +181,7 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: swiftSettings),
         .testTarget(name: "ConciergeJSONTests", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),
+        .testTarget(name: "ConciergeTopTests", dependencies: ["ConciergeTop"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ConciergeHTTPTests",
             dependencies: [

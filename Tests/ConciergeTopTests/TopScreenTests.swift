@@ -1,0 +1,74 @@
+import ConciergeTop
+import Testing
+
+@Suite struct TopScreenTests {
+    static func state(
+        current: MetricsScrape? = RateTests.current, previous: MetricsScrape? = RateTests.previous
+    ) -> TopScreen.State {
+        TopScreen.State(
+            target: "127.0.0.1:9464", clock: "12:00:00 UTC", interval: 1, current: current, previous: previous,
+            elapsed: 2, ready: (true, "ready: 2 workers"), failure: current == nil ? "connection refused" : nil,
+            secondsSinceLastAnswer: current == nil ? 12 : 0)
+    }
+
+    @Test func showsQueuesWorkersAndRates() throws {
+        let lines = TopScreen.render(Self.state(), width: 160, height: 50)
+        #expect(lines[0].contains("127.0.0.1:9464") && lines[0].contains("12:00:00 UTC"))
+        #expect(lines[1] == "READY  ready: 2 workers")
+        let echo = try #require(lines.first { $0.hasPrefix("Echo ") })
+        let cells = echo.split(separator: " ")
+        // QUEUE OLDEST FINAL/s BUSY/s ERR/s RUN p99 FINAL BUSY ERRORS
+        #expect(cells == ["Echo", "5", "1.50s", "22.0", "0.0", "1.5", "-", "144", "10", "4"])
+        let alpha = try #require(lines.first { $0.hasPrefix("alpha ") })
+        #expect(alpha.split(separator: " ") == ["alpha", "2/2", "11.0", "82"])
+        let beta = try #require(lines.first { $0.hasPrefix("beta ") })
+        #expect(beta.split(separator: " ") == ["beta", "1/1", "10.0", "20"])
+        #expect(lines.contains { $0.hasPrefix("since start: 144 final, 10 busy, 4 other errors") })
+    }
+
+    @Test func everyLineFitsTheWidthAndTheScreenFitsTheHeight() {
+        for width in [20, 40, 60, 80, 100, 120, 200] {
+            for height in [3, 8, 12, 50] {
+                for state in [Self.state(), Self.state(current: nil)] {
+                    let lines = TopScreen.render(state, width: width, height: height)
+                    #expect(lines.allSatisfy { $0.count <= width }, "width \(width): \(lines)")
+                    #expect(lines.count <= height, "height \(height): \(lines)")
+                }
+            }
+        }
+    }
+
+    @Test func aShortScreenSaysHowManyRowsItLeftOut() {
+        var text = ""
+        for index in 0..<30 {
+            text += "concierge_worker_slots{worker=\"w\(index < 10 ? "0" : "")\(index)\"} 4\n"
+        }
+        let lines = TopScreen.render(
+            Self.state(current: MetricsScrape(parsing: text), previous: nil), width: 100, height: 20)
+        #expect(lines.count == 20)
+        #expect(lines.contains { $0.hasPrefix("w00 ") })
+        #expect(lines.last?.hasPrefix("… ") == true && lines.last?.hasSuffix(" more") == true)
+    }
+
+    @Test func anUnreachableBrokerIsSaidSo() {
+        let lines = TopScreen.render(Self.state(current: nil), width: 100, height: 40)
+        #expect(lines.count == 3)
+        #expect(lines[1] == "UNREACHABLE  connection refused")
+        #expect(lines[2] == "retrying every 1.00s; last answer 12.0s ago")
+    }
+
+    @Test func formatsDurationsAndRatesForPeople() {
+        #expect(Format.duration(nil) == "-")
+        #expect(Format.duration(0) == "0")
+        #expect(Format.duration(0.000_85) == "850µs")
+        #expect(Format.duration(0.012_34) == "12.3ms")
+        #expect(Format.duration(0.25) == "250ms")
+        #expect(Format.duration(1.254) == "1.25s")
+        #expect(Format.duration(12.5) == "12.5s")
+        #expect(Format.duration(123) == "2m03s")
+        #expect(Format.rate(0.04) == "0.0")
+        #expect(Format.rate(2.25) == "2.3")
+        #expect(Format.rate(1234.4) == "1234")
+        #expect(Format.count(3.6) == "4")
+    }
+}
