@@ -115,7 +115,7 @@ let package = Package(
         ),
         .target(
             name: "ConciergeTestKit",
-            dependencies: ["IntentClient", "IntentWire", "ConciergeJSON"],
+            dependencies: ["IntentClient", "IntentWire", "ConciergeJSON", "ConciergeTop"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -185,7 +185,7 @@ let package = Package(
         .testTarget(
             name: "ConciergeHTTPTests",
             dependencies: [
-                "ConciergeHTTP", "ConciergeTestKit",
+                "ConciergeHTTP", "ConciergeTestKit", "ConciergeTop",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
@@ -241,7 +241,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "concierge", "concierge-worker", "ConciergeTestKit", "ConciergeCommandLine", "IntentClient", "ZeroMQ", "IntentWire",
-                "ConciergeJSON", "IntentBroker", .product(name: "Logging", package: "swift-log"),
+                "ConciergeJSON", "IntentBroker", "ConciergeTop", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,5 +1,6 @@
 import ConciergeHTTP
 import ConciergeTestKit
+import ConciergeTop
 import CoreMetrics
 import Logging
 import Prometheus

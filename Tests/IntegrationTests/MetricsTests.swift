@@ -1,5 +1,6 @@
 import ConciergeJSON
 import ConciergeTestKit
+import ConciergeTop
 import Foundation
 import IntentClient
 import IntentWire
@@ -80,12 +81,12 @@ extension EndToEnd {
             #expect(scrape.sum("concierge_queue_depth", ["intent": "Echo"]) == 0)
             // Bucket edges at the default deadline (3 s) and the hard limit (60 s).
             #expect(
-                scrape.samples.contains {
-                    $0.name == "concierge_first_reply_duration_seconds_bucket" && $0.labels["le"] == "3.0"
+                scrape.samples(named: "concierge_first_reply_duration_seconds_bucket").contains {
+                    $0.labels["le"] == "3.0"
                 })
             #expect(
-                scrape.samples.contains {
-                    $0.name == "concierge_final_reply_duration_seconds_bucket" && $0.labels["le"] == "60.0"
+                scrape.samples(named: "concierge_final_reply_duration_seconds_bucket").contains {
+                    $0.labels["le"] == "60.0"
                 })
         }
 
