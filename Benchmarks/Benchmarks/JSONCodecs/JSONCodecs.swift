@@ -35,7 +35,7 @@ struct Fixture<Model: Codable>: @unchecked Sendable {
 /// 1,000 operations per iteration, up to 2 s or 1,000 iterations per benchmark.
 var configuration: Benchmark.Configuration {
     .init(
-        metrics: [.throughput, .wallClock, .cpuTotal, .mallocCountTotal, .peakMemoryResident],
+        metrics: [.wallClock, .throughput, .mallocCountTotal],
         timeUnits: .nanoseconds,
         scalingFactor: .kilo,
         maxDuration: .seconds(2),
