@@ -7,6 +7,16 @@ enum Bodies {
     /// The intent of an Echo request (what a client sends and the worker parses): ~290 bytes.
     static let echoIntent = #"{"type":"Echo","parameters":{"text":"\#(text)"}}"#
 
+    /// The final body of an Echo handle (what a worker serializes and the broker forwards for every echo request):
+    /// the handle response with its default user activity, which carries the interaction again, and the intent.
+    static let echoReply = """
+        {"handle":{"code":"success","data":{"attempt":1,"instance":1,"jobsSeen":1,"pid":27393,"text":"\(text)",\
+        "worker":"worker-27393"},"userActivity":{"activityType":"Echo","userInfo":{"interaction":{"intent":\
+        {"parameters":{"text":"\(text)"},"type":"Echo"},"response":{"code":"success","data":{"attempt":1,\
+        "instance":1,"jobsSeen":1,"pid":27393,"text":"\(text)","worker":"worker-27393"}}}}}},"intent":\
+        {"parameters":{"text":"\(text)"},"type":"Echo"}}
+        """
+
     /// The final body of a SendPayment lifecycle: the whole interaction (intent, resolve, confirm, handle with
     /// its user activity).
     static let sendPaymentInteraction = #"""

@@ -82,6 +82,7 @@ func register<Model: Codable>(_ fixture: Fixture<Model>) {
 
 let benchmarks: @Sendable () -> Void = {
     register(Fixture("Echo intent", Bodies.echoIntent, as: EchoIntent.self))
+    register(Fixture("Echo reply", Bodies.echoReply, as: EchoReply.self))
     register(Fixture("SendPayment interaction", Bodies.sendPaymentInteraction, as: SendPaymentInteraction.self))
     register(Fixture("RequestRide resolve", Bodies.rideResolve, as: RideResolve.self))
     register(Fixture("error", Bodies.error, as: ErrorBody.self))

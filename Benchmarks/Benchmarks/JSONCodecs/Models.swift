@@ -7,6 +7,37 @@ struct EchoIntent: Codable {
     var parameters: Parameters
 }
 
+struct EchoReply: Codable {
+    struct EchoData: Codable {
+        var attempt: Int
+        var instance: Int
+        var jobsSeen: Int
+        var pid: Int
+        var text: String
+        var worker: String
+    }
+    struct Response: Codable {
+        var code: String
+        var data: EchoData
+    }
+    struct InteractionInfo: Codable {
+        var intent: EchoIntent
+        var response: Response
+    }
+    struct UserInfo: Codable { var interaction: InteractionInfo }
+    struct UserActivity: Codable {
+        var activityType: String
+        var userInfo: UserInfo
+    }
+    struct Handle: Codable {
+        var code: String
+        var data: EchoData
+        var userActivity: UserActivity
+    }
+    var handle: Handle
+    var intent: EchoIntent
+}
+
 struct CurrencyAmount: Codable {
     var amount: String
     var currencyCode: String
