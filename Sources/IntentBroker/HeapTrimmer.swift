@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Gives the heap memory of expired results back to the system (issue 14: back near idle once results expire).
+///
+/// glibc's malloc returns freed memory to the system only from the top of a heap; the results a busy minute left
+/// are freed in the middle, among allocations that live on, so without `malloc_trim` the broker's RSS stays at its
+/// peak after they expired. Trimming walks the free lists, so it is done only when what the broker holds shrank to
+/// half of its peak since the last trim and by at least ``minimumRelease`` bytes: after a burst, not in a steady
+/// state (where freed memory is used again at once).
+struct HeapTrimmer {
+    /// The least shrinkage worth a trim.
+    let minimumRelease: Int
+    private var peak = 0
+
+    init(minimumRelease: Int = 1 << 20) {
+        self.minimumRelease = minimumRelease
+    }
+
+    /// Whether to trim now that the broker holds `bytes` (results, idempotency records, requests); when it says
+    /// yes, the peak starts again from `bytes`.
+    mutating func shouldTrim(holding bytes: Int) -> Bool {
+        if bytes >= peak {
+            peak = bytes
+            return false
+        }
+        guard peak - bytes >= minimumRelease, bytes <= peak / 2 else { return false }
+        peak = bytes
+        return true
+    }
+
+    /// Returns the free memory of every malloc arena to the system (`malloc_trim(0)`); nothing where glibc is not
+    /// the allocator.
+    static func trim() {
+        #if canImport(Glibc)
+            _ = malloc_trim(0)
+        #endif
+    }
+}
+
+extension BrokerCore {
+    /// Roughly what the broker's state holds: the results and idempotency records kept (their own accounting) and
+    /// the requests in flight (a request with its body and bookkeeping, about 1 KiB: ``requestCost``).
+    var heldBytes: Int { results.bytes + idempotency.bytes + requests.count * Self.requestCost }
+
+    static var requestCost: Int { 1024 }
+}
