@@ -31,10 +31,12 @@ struct HeapTrimmer {
     }
 
     /// Returns the free memory of every malloc arena to the system (`malloc_trim(0)`); nothing where glibc is not
-    /// the allocator.
+    /// the allocator. `malloc_trim` is looked up at run time (rarely: once per trim): `<malloc.h>` is not part of
+    /// Swift's Glibc module, and a C library without it (musl) simply has none.
     static func trim() {
         #if canImport(Glibc)
-            _ = malloc_trim(0)
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+            _ = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)(0)
         #endif
     }
 }

@@ -69,8 +69,8 @@ def test_a_stored_result_costs_its_reply_and_comes_back_after_expiry(spawn):
 
 
 def test_the_results_byte_budget_drops_the_oldest(spawn):
-    # Room for two Echo results of about 1.4 KB (each costs its body, its key and 256 bytes), not three.
-    broker = spawn.broker(results_memory=4000)
+    # Room for two Echo results of about 1.4 KB (each costs its body, its key and ResultStore.entryOverhead), not three.
+    broker = spawn.broker(results_memory=4500)
     spawn.worker(broker)
     c = spawn.client(broker)
     body = interaction("Echo", text="x" * PAYLOAD)
