@@ -42,9 +42,8 @@ struct HeapTrimmer {
 }
 
 extension BrokerCore {
-    /// Roughly what the broker's state holds: the results and idempotency records kept (their own accounting) and
-    /// the requests in flight (a request with its body and bookkeeping, about 1 KiB: ``requestCost``).
-    var heldBytes: Int { results.bytes + idempotency.bytes + requests.count * Self.requestCost }
-
-    static var requestCost: Int { 1024 }
+    /// What the broker's stores hold: the results and idempotency records kept (their own accounting). Requests in
+    /// flight are left out: under overload their number swings with the queues, and a trim then would cost the
+    /// loop time while the memory is used again at once.
+    var heldBytes: Int { results.bytes + idempotency.bytes }
 }
