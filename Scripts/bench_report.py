@@ -90,13 +90,18 @@ if overload:
         f"first reply p99 {fmt(first['p99'])} µs, max {fmt(first['max'])} µs; deadline misses "
         f"{overload['deadline_misses']}; unanswered {overload.get('unanswered')}; outcomes {json.dumps(overload['outcomes'])}; "
         f"broker RSS peak {int(meta.get('overload_broker_peak_rss_kb', 0)) / 1024:.1f} MiB "
-        f"(samples, MiB: {' '.join(f'{int(s) / 1024:.0f}' for s in open(os.path.join(out, 'overload_broker_rss_kb.txt')).read().split())})"
+        f"(samples, MiB: {' '.join(f'{int(s) / 1024:.0f}' for s in open(os.path.join(out, 'overload_broker_rss_kb.txt')).read().split())}; "
+        f"3 s after the load {int(meta.get('overload_broker_after_rss_kb', 0)) / 1024:.1f} MiB)"
     )
 print(
     f"Memory: broker idle {int(meta.get('idle_broker_rss_kb', 0)) / 1024:.1f} MiB; broker with 10,000 requests in "
     f"flight {int(meta.get('inflight_10k_broker_rss_kb', 0)) / 1024:.1f} MiB; idle worker "
     f"{int(meta.get('idle_worker_rss_kb', 0)) / 1024:.1f} MiB"
 )
+stored_path = os.path.join(out, "stored_results.txt")
+if os.path.exists(stored_path):
+    for line in open(stored_path).read().splitlines():
+        print(f"Stored results: {line.split(': ', 1)[-1]}")
 
 plain_rounds = [figures(load(f"echo_plain_r{r}")) for r in (1, 2, 3)]
 key_rounds = [figures(load(f"echo_keys_r{r}")) for r in (1, 2, 3)]
@@ -179,6 +184,8 @@ if echo_lat and c_lat:
 if overload:
     misses = overload["deadline_misses"]
     print(f"- zero deadline misses under 2x overload: {misses} -> {'PASS' if misses == 0 else 'FAIL'}")
+    peak = int(meta.get("overload_broker_peak_rss_kb", 0)) / 1024
+    print(f"- broker RSS <= 128 MiB at 2x overload: {peak:.1f} MiB -> {'PASS' if 0 < peak <= 128 else 'FAIL'}")
 idle = int(meta.get("idle_worker_rss_kb", 0)) / 1024
 if idle > 0:
     print(f"- idle worker under 15 MB resident: {idle:.1f} MiB -> {'PASS' if 0 < idle < 15 else 'FAIL'}")

@@ -25,7 +25,8 @@ extension BrokerConfiguration {
             throw refuse("durations must not be negative")
         }
         guard maxStoredResults >= 0, maxQueuedRequests >= 0, maxQueuedPerIntentType >= 0, maxBodySize >= 1,
-            clientQueueLimit >= 1, maxIdempotencyRecords >= 0, idempotencyMemory >= 0
+            clientQueueLimit >= 1, maxIdempotencyRecords >= 0, idempotencyMemory >= 0,
+            resultsMemory >= 0
         else {
             throw refuse("limits must not be negative (the body size and client queue at least 1)")
         }

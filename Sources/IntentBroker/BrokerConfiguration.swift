@@ -23,6 +23,9 @@ public struct BrokerConfiguration: Sendable {
     public var resultTTL: Duration
     /// The most finished results kept for STATUS queries.
     public var maxStoredResults: Int
+    /// At most this many bytes of finished results (bodies, keys and the memory of an entry) are kept for STATUS
+    /// queries; past it the oldest go first (issue 14: bounded memory under overload).
+    public var resultsMemory: Int
     /// Largest request body accepted; larger ones get error `too-large`.
     public var maxBodySize: Int
     /// libzmq's limit on one frame from a client or a worker (`ZMQ_MAXMSGSIZE` on both sockets): libzmq disconnects
@@ -97,6 +100,7 @@ public struct BrokerConfiguration: Sendable {
         heartbeatLiveness: Int = 3,
         resultTTL: Duration = .seconds(60),
         maxStoredResults: Int = 100_000,
+        resultsMemory: Int = 48 << 20,
         maxBodySize: Int = 1 << 20,
         maxMessageSize: Int? = nil,
         maxQueuedRequests: Int = 100_000,
@@ -124,6 +128,7 @@ public struct BrokerConfiguration: Sendable {
         self.heartbeatLiveness = heartbeatLiveness
         self.resultTTL = resultTTL
         self.maxStoredResults = maxStoredResults
+        self.resultsMemory = resultsMemory
         self.maxBodySize = maxBodySize
         self.maxMessageSize = maxMessageSize
         self.maxQueuedRequests = maxQueuedRequests

@@ -39,6 +39,8 @@ final class BrokerLoop: @unchecked Sendable {
 
     /// The rules (loop thread only).
     private var core: BrokerCore<ZMQMessage>
+    /// Gives the memory of expired results back to the system.
+    private var heapTrimmer = HeapTrimmer()
     /// Actions being performed (kept to reuse its storage).
     private var performing: [BrokerAction<ZMQMessage>] = []
     private let clientDecoder: ClientMessageDecoder
@@ -301,6 +303,7 @@ final class BrokerLoop: @unchecked Sendable {
             now = MonotonicTime.now()
             core.tick(now: now)
             performActions()
+            if heapTrimmer.shouldTrim(holding: core.heldBytes) { HeapTrimmer.trim() }
             if journalFailure == nil, !commitInFlight, let journal {
                 do throws(JournalError) {
                     try journal.syncIfDue()
@@ -585,7 +588,10 @@ final class BrokerLoop: @unchecked Sendable {
         var body: ZMQMessage?
         var version: UInt8 = 1
         switch command {
-        case .result: body = message.take(1 + WorkerResult.bodyIndex)
+        case .result:
+            // Its own allocation (ZMQMessage.compacted): a final reply is kept for STATUS and replays, and the frame
+            // as received would keep libzmq's whole receive buffer (8 KiB and more) for as long (issue 14).
+            body = message.take(1 + WorkerResult.bodyIndex).compacted()
         case .unregistered: version = Self.workerVersion(message)
         default: break
         }

@@ -72,6 +72,16 @@ public final class ZMQMessage: @unchecked Sendable {
     /// A copy of the frame's bytes.
     public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 
+    /// A message holding the same bytes in an allocation of their own, for a frame that is kept long.
+    ///
+    /// A frame libzmq received points into the decoder's shared batch buffer (about 8 KiB, plus room for the
+    /// reference counts of the frames cut from it, more than 18 KiB in all), which stays allocated as long as any
+    /// frame cut from it lives: one small frame kept for a minute keeps the whole buffer. The copy costs the bytes
+    /// plus libzmq's small header. Returns `self` when the copy cannot be allocated (ENOMEM).
+    public func compacted() -> ZMQMessage {
+        (try? withUnsafeBytes { raw throws(ZMQError) in try ZMQMessage(bytes: raw) }) ?? self
+    }
+
     /// The frame decoded as UTF-8 (invalid sequences are repaired).
     public var string: String { withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
 }

@@ -30,6 +30,9 @@ struct BrokerOptions: ParsableArguments {
     @Option(help: "Most finished results kept for STATUS queries.")
     var maxResults: Int = Defaults.broker.maxStoredResults
 
+    @Option(help: "Most bytes of finished results (bodies and bookkeeping) kept for STATUS queries.")
+    var resultsMemory: Int = Defaults.broker.resultsMemory
+
     @Option(help: "Most requests waiting for a worker (all intent types); past it, error `busy`.")
     var maxQueued: Int = Defaults.broker.maxQueuedRequests
 
@@ -122,6 +125,7 @@ struct BrokerOptions: ParsableArguments {
             heartbeatInterval: .milliseconds(heartbeatMs),
             resultTTL: .seconds(resultTtl),
             maxStoredResults: maxResults,
+            resultsMemory: resultsMemory,
             maxBodySize: maxBody,
             maxMessageSize: maxMessage,
             maxQueuedRequests: maxQueued,

@@ -88,7 +88,9 @@ struct BrokerCore<Body> {
         maxReplyMarginNanos = configuration.maxReplyMargin.nanoseconds
         graceNanos = configuration.workerGracePeriod.nanoseconds
         cancelGraceNanos = configuration.cancelGracePeriod.nanoseconds
-        results = ResultStore(ttl: configuration.resultTTL.nanoseconds, capacity: configuration.maxStoredResults)
+        results = ResultStore(
+            ttl: configuration.resultTTL.nanoseconds, capacity: configuration.maxStoredResults,
+            byteBudget: configuration.resultsMemory)
         idempotency = IdempotencyStore(
             ttl: configuration.idempotencyTTL.nanoseconds, capacity: configuration.maxIdempotencyRecords,
             byteBudget: configuration.idempotencyMemory)

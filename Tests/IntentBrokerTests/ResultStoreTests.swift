@@ -1,0 +1,57 @@
+import Testing
+
+@testable import IntentBroker
+
+/// The results kept for STATUS (issue 14: bounded by count, time and bytes) and when the broker trims its heap.
+@Suite struct ResultStoreTests {
+    typealias Store = ResultStore<[UInt8]>
+    static let second: UInt64 = 1_000_000_000
+
+    static func key(_ id: Int) -> RequestKey { RequestKey(client: [0, 1, 2, 3, 4], id: Array("r\(id)".utf8)) }
+
+    static func result(bytes: Int) -> Store.Result {
+        Store.Result(isError: false, phase: "handle", payload: .body([UInt8](repeating: 120, count: bytes)))
+    }
+
+    @Test func aResultCostsItsBodyItsKeyAndAnEntry() {
+        let cost = Store.cost(of: Self.result(bytes: 1000), for: Self.key(1))
+        #expect(cost == 1000 + 5 + 2 + Store.entryOverhead)
+        var store = Store(ttl: 60 * Self.second, capacity: 100)
+        store.store(Self.result(bytes: 1000), for: Self.key(1), now: 0)
+        #expect(store.bytes == cost)
+        // Stored again under the same key: charged once.
+        store.store(Self.result(bytes: 10), for: Self.key(1), now: 1)
+        #expect(store.bytes == Store.cost(of: Self.result(bytes: 10), for: Self.key(1)))
+    }
+
+    @Test func pastTheByteBudgetTheOldestGoFirst() {
+        let cost = Store.cost(of: Self.result(bytes: 1000), for: Self.key(1))
+        var store = Store(ttl: 60 * Self.second, capacity: 100, byteBudget: 2 * cost + cost / 2)
+        for id in 1...3 { store.store(Self.result(bytes: 1000), for: Self.key(id), now: UInt64(id)) }
+        #expect(store.count == 2)
+        #expect(store.result(for: Self.key(1)) == nil)
+        #expect(store.result(for: Self.key(2)) != nil && store.result(for: Self.key(3)) != nil)
+        #expect(store.bytes == 2 * cost)
+    }
+
+    @Test func expiryGivesTheBytesBack() {
+        var store = Store(ttl: 10 * Self.second, capacity: 100)
+        store.store(Self.result(bytes: 500), for: Self.key(1), now: 0)
+        store.store(Self.result(bytes: 500), for: Self.key(2), now: 5 * Self.second)
+        store.expire(now: 10 * Self.second)
+        #expect(store.count == 1 && store.bytes == Store.cost(of: Self.result(bytes: 500), for: Self.key(2)))
+        store.expire(now: 15 * Self.second)
+        #expect(store.count == 0 && store.bytes == 0)
+    }
+
+    @Test func theHeapIsTrimmedOnceTheStateShrankToHalfItsPeak() {
+        var trimmer = HeapTrimmer(minimumRelease: 1 << 20)
+        #expect(!trimmer.shouldTrim(holding: 100 << 20))  // growing: never
+        #expect(!trimmer.shouldTrim(holding: 60 << 20))  // above half the peak: steady state
+        #expect(trimmer.shouldTrim(holding: 50 << 20))
+        #expect(!trimmer.shouldTrim(holding: 50 << 20))  // the peak starts again from what is held
+        #expect(trimmer.shouldTrim(holding: 10 << 20))
+        #expect(!trimmer.shouldTrim(holding: (10 << 20) - (1 << 19)))  // less than the least release
+        #expect(trimmer.shouldTrim(holding: 0))
+    }
+}
