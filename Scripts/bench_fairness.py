@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import threading
+import multiprocessing
 import time
 import uuid
 from pathlib import Path
@@ -28,7 +28,7 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else 0.0
 
 
-def good_loop(context: zmq.Context, frontend: str, count: int, stop: threading.Event | None) -> dict:
+def good_loop(context: zmq.Context, frontend: str, count: int, stop=None) -> dict:
     """Closed loop: REQUEST, wait for its first REPLY (progress or ending), then its ending, then the next."""
     socket = context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)
@@ -64,8 +64,11 @@ def good_loop(context: zmq.Context, frontend: str, count: int, stop: threading.E
     return {"requests": len(latencies), "busy": busy, "other_errors": other, "latencies": latencies}
 
 
-def flood(context: zmq.Context, frontend: str, count: int, done: threading.Event, result: dict) -> None:
-    """Sends count requests as fast as it can without reading, then reads every ending (bounded in time)."""
+def flood(frontend: str, count: int, done, results) -> None:
+    """Sends count requests as fast as it can without reading, then reads every ending (bounded in time). Runs in a
+    process of its own, so that it does not hold the well-behaved client's interpreter lock."""
+    context = zmq.Context()
+    result: dict = {}
     socket = context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)
     socket.setsockopt(zmq.SNDHWM, 0)
@@ -91,6 +94,8 @@ def flood(context: zmq.Context, frontend: str, count: int, done: threading.Event
     result.update(final=final, busy=busy, other=other, unanswered=count - busy - final - other,
                   seconds=time.monotonic() - start)
     socket.close(0)
+    context.term()
+    results.put(result)
     done.set()
 
 
@@ -107,14 +112,15 @@ def main() -> None:
     rounds = []
     for number in range(1, args.rounds + 1):
         alone = good_loop(context, args.frontend, args.requests, None)
-        flood_result: dict = {}
-        done = threading.Event()
-        thread = threading.Thread(target=flood, args=(context, args.frontend, args.flood, done, flood_result))
-        thread.start()
+        done = multiprocessing.Event()
+        results: multiprocessing.Queue = multiprocessing.Queue()
+        process = multiprocessing.Process(target=flood, args=(args.frontend, args.flood, done, results))
+        process.start()
         # The well-behaved client runs while the flood sends and until the flood has every ending (at most 20 times
         # the requests of the round alone).
         flooded = good_loop(context, args.frontend, 20 * args.requests, done)
-        thread.join(timeout=180)
+        flood_result = results.get(timeout=180)
+        process.join(timeout=30)
         row = {
             "round": number,
             "alone_p50_ms": percentile(alone["latencies"], 0.5) * 1000,
