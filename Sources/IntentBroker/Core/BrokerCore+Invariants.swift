@@ -19,6 +19,9 @@ extension BrokerCore {
             if state.queue.storedEntries < state.queue.count {
                 problems.append("type \(state.displayName): fewer entries than its count")
             }
+            for problem in state.queue.consistencyProblems() {
+                problems.append("type \(state.displayName): \(problem)")
+            }
             let waiting = state.queue.waiting
             if Set(waiting).count != waiting.count {
                 problems.append("type \(state.displayName): a request queued twice")

@@ -82,7 +82,8 @@ extension BrokerCore {
             }
         }
         if !intentTypes[type].queue.isEmpty || !anyWorkerHasRoom(for: type) {
-            if let refusal = admissionRefusal(type: type, deadline: deadline) {
+            let lane = identity.isEmpty ? client : identity
+            if let refusal = admissionRefusal(type: type, deadline: deadline, client: lane, now: now) {
                 if let scope { idempotency.forget(scope, now: now) }
                 reject(
                     client: client, requestID: requestID, phase: phase, version: decoded.version, .busy, refusal,
@@ -163,21 +164,45 @@ extension BrokerCore {
     static var maxIntentTypesAtStartup: Int { 1024 }
 
     /// Why a request that would have to wait is refused (checks 14 and 15), or nil when it may queue.
-    private mutating func admissionRefusal(type: Int, deadline: UInt64) -> String? {
+    ///
+    /// Fair across clients (section 6.5): when the queue is at a bound, the client with the most queued requests of
+    /// the type pays. A request from a lighter client is admitted by shedding the heaviest client's newest queued
+    /// request (it gets `busy` at once); the heaviest client's own request is refused. The pace check counts only
+    /// the requests round robin would take before this one (`client` is the lane it would wait in).
+    private mutating func admissionRefusal(type: Int, deadline: UInt64, client: [UInt8], now: UInt64) -> String? {
         let queued = intentTypes[type].queue.count
+        var full: String?
         if queuedCount >= configuration.maxQueuedRequests {
-            return "the broker's queue is full"
+            full = "the broker's queue is full"
+        } else if queued >= configuration.maxQueuedPerIntentType {
+            full = "the queue of intent type \"\(intentTypes[type].displayName)\" is full"
         }
-        if queued >= configuration.maxQueuedPerIntentType {
-            return "the queue of intent type \"\(intentTypes[type].displayName)\" is full"
+        if let full {
+            guard shedHeaviest(type: type, toAdmit: client, because: full, now: now) else { return full }
         }
         let pace = intentTypes[type].pace
-        if pace.wouldMiss(ahead: queued + 1, deadline: deadline) {
+        let ahead = intentTypes[type].queue.fairPosition(of: client)
+        if pace.wouldMiss(ahead: ahead, deadline: deadline) {
             statistics.shedRequests += 1
-            return "no worker could start the request before its deadline (\(queued + 1) queued, about "
-                + "\(Int(pace.jobsPerSecond)) jobs/s)"
+            return "no worker could start the request before its deadline (\(ahead) queued ahead of it or with it, "
+                + "about \(Int(pace.jobsPerSecond)) jobs/s)"
         }
         return nil
+    }
+
+    /// Sheds the newest queued request of the client with the most queued requests of `type`, if that client holds
+    /// at least two more than `client` (so the shed client stays the heavier one and the two never swap places).
+    /// A request that ran before (a re-dispatched job) is not shed this way. Returns whether one was shed.
+    private mutating func shedHeaviest(type: Int, toAdmit client: [UInt8], because full: String, now: UInt64) -> Bool {
+        guard let heaviest = intentTypes[type].queue.heaviest(),
+            heaviest.count >= intentTypes[type].queue.count(of: client) + 2,
+            requests[heaviest.newest]?.started == false
+        else { return false }
+        statistics.shedRequests += 1
+        fail(
+            heaviest.newest, .busy,
+            "\(full): shed to make room for another client's request (this client has the most queued)", now: now)
+        return true
     }
 
     /// STATUS: the request's progress, its kept result, or `unknown-request` (section 6.4).

@@ -153,7 +153,8 @@ struct BrokerCore<Body> {
         nextTicket &+= 1
         request.state = .queued(ticket: ticket)
         requests[id] = request
-        intentTypes[request.intentType].queue.enqueue(id, ticket: ticket, arrival: request.arrival, atFront: atFront)
+        intentTypes[request.intentType].queue.enqueue(
+            id, client: request.queueClient, ticket: ticket, arrival: request.arrival, atFront: atFront)
         intentTypes[request.intentType].pace.markSaturated(now: now)
         queuedCount += 1
     }
@@ -169,7 +170,9 @@ struct BrokerCore<Body> {
     /// Removes a queued request from its queue wherever it is (no-op for a running one).
     mutating func leaveQueue(_ request: BrokerRequest<Body>) {
         guard case .queued(let ticket) = request.state else { return }
-        if intentTypes[request.intentType].queue.remove(ticket: ticket) { queuedCount -= 1 }
+        if intentTypes[request.intentType].queue.remove(ticket: ticket, client: request.queueClient) {
+            queuedCount -= 1
+        }
     }
 
     // MARK: Ending requests
