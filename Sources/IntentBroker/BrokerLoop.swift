@@ -80,6 +80,7 @@ final class BrokerLoop: @unchecked Sendable {
         core = try BrokerCore(
             configuration: configuration, logger: logger, now: MonotonicTime.now(),
             journaling: configuration.journalPath != nil)
+        core.compactQueuedBody = { $0.compacted() }
         let limits = WireLimits(
             maxBodySize: configuration.maxBodySize, hardLimitMilliseconds: configuration.hardLimit.milliseconds)
         clientDecoder = ClientMessageDecoder(limits: limits)
@@ -121,6 +122,7 @@ final class BrokerLoop: @unchecked Sendable {
         } catch {
             throw JournalError(code: .invalidOperation, message: "\(error)")
         }
+        fresh.compactQueuedBody = core.compactQueuedBody
         let state = try journal.recover(into: &fresh)
         fresh.statistics = core.statistics
         core = fresh
@@ -404,6 +406,7 @@ final class BrokerLoop: @unchecked Sendable {
         {
             var fresh = empty
             fresh.statistics = core.statistics
+            fresh.compactQueuedBody = core.compactQueuedBody
             core = fresh
         }
         core.actions = disconnects + refusals

@@ -81,3 +81,34 @@ def test_the_results_byte_budget_drops_the_oldest(spawn):
         assert (answer.status == "final") == kept, (rid, answer)
         if not kept:
             assert answer.code == "unknown-request"
+
+
+QUEUED = 1500
+
+
+def test_a_queued_request_costs_about_its_body(spawn):
+    # One worker with room for one job, each taking 20 ms: the requests below queue (about 1,400 wait at the end; the
+    # queue drains at 50 jobs/s, so the admission pace check admits them all within the 55 s deadline).
+    broker = spawn.broker()
+    spawn.worker(broker, capacity=1)
+    c = spawn.client(broker)
+    body = interaction("Echo", text="x" * PAYLOAD, delayMs=20)
+    assert c.run("Echo", "handle", body, deadline=10000).status == "final"
+    idle = rss_kib(broker.pid)
+    # One at a time, each read by the broker before the next is sent (its STATUS answers): each request arrives
+    # alone in libzmq's receive buffer, the worst case for a frame that is kept while the request waits.
+    states = []
+    for _ in range(QUEUED):
+        rid = c.request("Echo", "handle", body, deadline=55000)
+        c.status(rid)
+        answer = c.status_answer(rid)
+        assert answer.status == "progress", answer
+        states.append(answer.json.get("state"))
+    queued = rss_kib(broker.pid)
+    assert states.count("queued") >= QUEUED - 2, states[:5]
+    per_request = (queued - idle) * 1024 / QUEUED
+    body_bytes = len(json.dumps(body))
+    print(f"body {body_bytes} B; broker RSS idle {idle} KiB, with {QUEUED} queued {queued} KiB "
+          f"({per_request:.0f} B per queued request)")
+    # Before the fix each waiting request kept its receive buffer (more than 8 KiB).
+    assert per_request <= 1.5 * body_bytes + 3072, f"{per_request:.0f} B per queued request of {body_bytes} B"

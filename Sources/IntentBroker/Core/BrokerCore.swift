@@ -73,6 +73,9 @@ struct BrokerCore<Body> {
     /// With a journal (issue 12): what the shell must record before it performs ``actions`` (see ``JournalEntry``).
     let journaling: Bool
     var journal: [JournalEntry<Body>] = []
+    /// Gives a request's body an allocation of its own when it starts to wait in a queue (the shell's libzmq frames
+    /// would otherwise keep the receive buffer they were cut from for as long as the request waits; issue 14).
+    var compactQueuedBody: ((Body) -> Body)?
 
     init(configuration: BrokerConfiguration, logger: Logger, now: UInt64, journaling: Bool = false)
         throws(BrokerError)
@@ -152,6 +155,7 @@ struct BrokerCore<Body> {
         let ticket = nextTicket
         nextTicket &+= 1
         request.state = .queued(ticket: ticket)
+        if !atFront, let compactQueuedBody { request.body = compactQueuedBody(request.body) }
         requests[id] = request
         intentTypes[request.intentType].queue.enqueue(
             id, client: request.queueClient, ticket: ticket, arrival: request.arrival, atFront: atFront)
