@@ -66,6 +66,29 @@ for label, value, reference in rows:
     p50ratio = f"{value['p50'] / reference['p50']:.2f}×" if reference else ""
     print(f"| {label} | {fmt(value['rps'])} | {fmt(value['p50'])} | {fmt(value['p99'])} | {ratio} | {p50ratio} |")
 
+
+def cpu_per_request(name, requests):
+    """µs of CPU per request of the broker, the workers together and the load client (from NAME.cpu)."""
+    path = os.path.join(out, name)
+    if not os.path.exists(path) or not requests:
+        return None
+    parts = open(path).read().split()
+    return {parts[k]: int(parts[k + 1]) / requests for k in range(0, len(parts) - 1, 2)}
+
+
+echo_summary = load("echo_100")
+c_cpu = cpu_per_request("c_broker_100.cpu", c_thr["rps"] * float(meta.get("secs", 10)) if c_thr else 0)
+# The echo run's CPU includes its 1 s warm-up, at about the same rate.
+ours_cpu = cpu_per_request(
+    "echo_100.cpu", echo_summary["throughput_rps"] * (echo_summary["duration_s"] + 1) if echo_summary else 0)
+if c_cpu and ours_cpu:
+    print()
+    print("| CPU µs per request, echo, 100 in flight | C broker | Concierge | Concierge / C |")
+    print("|---|---:|---:|---:|")
+    for part in ("broker", "workers", "client"):
+        c, o = c_cpu.get(part), ours_cpu.get(part)
+        print(f"| {part}{' (both together)' if part == 'workers' else ''} | {fmt(c)} | {fmt(o)} | "
+              f"{o / c:.2f}× |" if c and o else f"| {part} | {fmt(c)} | {fmt(o)} | - |")
 print()
 print("| workers (capacity 1 each) | 50 ms wait: req/s | vs 1 worker | 1 ms CPU: req/s | vs 1 worker |")
 print("|---:|---:|---:|---:|---:|")
@@ -81,22 +104,43 @@ for size in sizes:
     print(f"| {size} | {fmt(w)} | {wr} | {fmt(c)} | {cr} |")
 
 overload = load("overload")
+capacity = load("echo_100")["throughput_rps"] if load("echo_100") else None
+
+
+def rss_pair(name):
+    path = os.path.join(out, f"{name}_broker_rss.txt")
+    if not os.path.exists(path):
+        return None, None
+    parts = open(path).read().split()
+    return int(parts[1]) / 1024, int(parts[3]) / 1024
+
+
 print()
-if overload:
-    first = overload["first_reply_us"]
-    print(
-        f"Overload: offered {fmt(overload.get('offered_rps'))} req/s (target {meta.get('overload_rate')}) for "
-        f"{overload.get('duration_s')} s with a 1 s deadline: {fmt(overload['answered_rps'])} answered/s (final {fmt(overload['throughput_rps'])}); "
-        f"first reply p99 {fmt(first['p99'])} µs, max {fmt(first['max'])} µs; deadline misses "
-        f"{overload['deadline_misses']}; unanswered {overload.get('unanswered')}; outcomes {json.dumps(overload['outcomes'])}; "
-        f"broker RSS peak {int(meta.get('overload_broker_peak_rss_kb', 0)) / 1024:.1f} MiB "
-        f"(samples, MiB: {' '.join(f'{int(s) / 1024:.0f}' for s in open(os.path.join(out, 'overload_broker_rss_kb.txt')).read().split())}; "
-        f"3 s after the load {int(meta.get('overload_broker_after_rss_kb', 0)) / 1024:.1f} MiB)"
-    )
+if overload and capacity:
+    print(f"Overload: open loop at 2× the echo capacity measured above ({fmt(capacity)} req/s), 1 s deadline, "
+          f"{overload.get('duration_s', 0):.0f} s; goodput is final replies per second.")
+    print()
+    print("| broker settings | offered req/s | goodput req/s | goodput / capacity | busy | progress | deadline misses | "
+          "first reply p50 / p99 µs | broker RSS peak / 3 s after, MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, label in (("overload", "default"), ("overload_capped", "`--max-queue-wait-ms 20`")):
+        run = load(name)
+        if run is None:
+            continue
+        peak, after = rss_pair(name)
+        first = run["first_reply_us"]
+        print(f"| {label} | {fmt(run['offered_rps'])} | {fmt(run['throughput_rps'])} | "
+              f"{run['throughput_rps'] / capacity:.2f}× | {run['outcomes'].get('error.busy', 0):,} | "
+              f"{run['outcomes'].get('progress', 0):,} | {run['deadline_misses']} | "
+              f"{fmt(first['p50'])} / {fmt(first['p99'])} | "
+              f"{'-' if peak is None else f'{peak:.0f} / {after:.0f}'} |")
+    print()
 print(
     f"Memory: broker idle {int(meta.get('idle_broker_rss_kb', 0)) / 1024:.1f} MiB; broker with 10,000 requests in "
     f"flight {int(meta.get('inflight_10k_broker_rss_kb', 0)) / 1024:.1f} MiB; idle worker "
-    f"{int(meta.get('idle_worker_rss_kb', 0)) / 1024:.1f} MiB"
+    f"{int(meta.get('idle_worker_rss_kb', 0)) / 1024:.1f} MiB resident, of which its own (USS) "
+    f"{int(meta.get('idle_worker_uss_kb', 0)) / 1024:.1f} MiB; PSS with 2 workers "
+    f"{int(meta.get('idle_worker_pss_kb', 0)) / 1024:.1f} MiB (the rest: the binary's and libraries' pages, shared)"
 )
 stored_path = os.path.join(out, "stored_results.txt")
 if os.path.exists(stored_path):
@@ -174,21 +218,44 @@ if all(all(rounds) for rounds in journal_rounds.values()):
 echo = figures(load("echo_100"))
 echo_lat = figures(load("echo_lat"))
 print()
-print("Targets (same sitting):")
+print("Targets (issue 14, same sitting):")
 if echo and c_thr:
     ratio = echo["rps"] / c_thr["rps"]
-    print(f"- echo throughput >= 50% of the C broker: {ratio:.0%} -> {'PASS' if ratio >= 0.5 else 'FAIL'}")
+    print(f"- echo throughput >= 0.7x the C broker: {ratio:.2f}x -> {'PASS' if ratio >= 0.7 else 'FAIL'}")
+if c_cpu and ours_cpu:
+    for part, goal in (("broker", 1.25), ("workers", 2.0)):
+        ratio = ours_cpu[part] / c_cpu[part]
+        print(f"- {part} CPU per request <= {goal}x the C reference's: {ratio:.2f}x -> {'PASS' if ratio <= goal else 'FAIL'}")
 if echo_lat and c_lat:
     ratio = echo_lat["p50"] / c_lat["p50"]
-    print(f"- one-at-a-time p50 within 1.5x of the C broker: {ratio:.2f}x -> {'PASS' if ratio <= 1.5 else 'FAIL'}")
-if overload:
-    misses = overload["deadline_misses"]
-    print(f"- zero deadline misses under 2x overload: {misses} -> {'PASS' if misses == 0 else 'FAIL'}")
+    print(f"- one-at-a-time p50 <= 1.3x the C broker's: {ratio:.2f}x -> {'PASS' if ratio <= 1.3 else 'FAIL'}")
+lifecycle = figures(load("lifecycle_100"))
+if lifecycle and c_thr:
+    ratio = lifecycle["rps"] / c_thr["rps"]
+    print(f"- lifecycle >= 0.25x the C broker's echo: {ratio:.2f}x -> {'PASS' if ratio >= 0.25 else 'FAIL'}")
+if overload and capacity:
+    for name, label in (("overload", "default"), ("overload_capped", "--max-queue-wait-ms 20")):
+        run = load(name)
+        if run is None:
+            continue
+        ratio, misses = run["throughput_rps"] / capacity, run["deadline_misses"]
+        print(f"- goodput at 2x overload >= 0.9x capacity with 0 misses ({label}): {ratio:.2f}x, {misses} misses -> "
+              f"{'PASS' if ratio >= 0.9 and misses == 0 else 'FAIL'}")
     peak = int(meta.get("overload_broker_peak_rss_kb", 0)) / 1024
-    print(f"- broker RSS <= 128 MiB at 2x overload: {peak:.1f} MiB -> {'PASS' if 0 < peak <= 128 else 'FAIL'}")
+    print(f"- broker RSS <= 128 MiB at 2x overload, default settings: {peak:.1f} MiB -> "
+          f"{'PASS' if 0 < peak <= 128 else 'FAIL'}")
 idle = int(meta.get("idle_worker_rss_kb", 0)) / 1024
 if idle > 0:
-    print(f"- idle worker under 15 MB resident: {idle:.1f} MiB -> {'PASS' if 0 < idle < 15 else 'FAIL'}")
+    uss = int(meta.get("idle_worker_uss_kb", 0)) / 1024
+    print(f"- idle worker <= 12 MiB: resident {idle:.1f} MiB -> {'PASS' if idle <= 12 else 'FAIL'}; "
+          f"its own memory (USS) {uss:.1f} MiB -> {'PASS' if 0 < uss <= 12 else 'FAIL'}")
 if all(all(rounds) for rounds in journal_rounds.values()):
     ratio = sum(r["rps"] for r in journal_rounds["sqlite"]) / sum(r["rps"] for r in journal_rounds["memory"])
     print(f"- echo with the SQLite journal >= 0.5x memory-only: {ratio:.2f}x -> {'PASS' if ratio >= 0.5 else 'FAIL'}")
+fairness_path = os.path.join(out, "fairness.json")
+if os.path.exists(fairness_path):
+    rounds = json.load(open(fairness_path))
+    worst = max(r["p99_ratio"] for r in rounds)
+    print(f"- a flood of 50,000 raises another client's p99 <= 3x: worst round {worst:.1f}x -> "
+          f"{'PASS' if worst <= 3 else 'FAIL'}; the well-behaved client got busy "
+          f"{sum(r['flooded_busy'] for r in rounds)} times, the flood {sum(r['flood'].get('busy', 0) for r in rounds)}")

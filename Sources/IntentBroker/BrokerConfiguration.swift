@@ -38,6 +38,10 @@ public struct BrokerConfiguration: Sendable {
     /// The most requests of one intent type waiting for a worker, so one flooded type cannot fill the whole queue;
     /// past it, error `busy`.
     public var maxQueuedPerIntentType: Int
+    /// The longest a request may be expected to wait in its queue before a worker starts it, at the intent type's
+    /// measured pace; a request that would wait longer gets `busy` at once. nil (the default) means 80% of the
+    /// request's deadline: admit whatever can still start in time (issue 14, `Docs/OVERLOAD.md`).
+    public var maxQueueWait: Duration? = nil
     /// The most replies libzmq holds for one client connection that is not reading (its send high-water mark).
     /// Past it a reply is not delivered (counted; the result stays available to STATUS): a client that stops
     /// reading never blocks the broker or other clients.

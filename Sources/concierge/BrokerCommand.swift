@@ -39,6 +39,13 @@ struct BrokerOptions: ParsableArguments {
     @Option(help: "Most requests of one intent type waiting for a worker; past it, error `busy`.")
     var maxQueuedPerType: Int = Defaults.broker.maxQueuedPerIntentType
 
+    @Option(
+        help: ArgumentHelp(
+            "Longest expected wait in a queue, in milliseconds, at the intent type's measured pace: a request that "
+                + "would wait longer gets `busy` at once (default: 80% of its deadline).",
+            valueName: "ms"))
+    var maxQueueWaitMs: Int?
+
     @Option(help: "Most replies held for one client connection that does not read; later ones wait for STATUS.")
     var clientQueue: Int = Defaults.broker.clientQueueLimit
 
@@ -143,6 +150,7 @@ struct BrokerOptions: ParsableArguments {
         configuration.journalPath = journal == "none" ? nil : journal
         if let milliseconds = Int(journalFsync) { configuration.journalSync = .interval(.milliseconds(milliseconds)) }
         configuration.standby = standby
+        configuration.maxQueueWait = maxQueueWaitMs.map { .milliseconds($0) }
         return configuration
     }
 
@@ -151,6 +159,9 @@ struct BrokerOptions: ParsableArguments {
             throw ValidationError("--journal-fsync takes `batch` or a number of milliseconds above 0")
         }
         guard !journal.isEmpty else { throw ValidationError("--journal takes a path or `none`") }
+        if let maxQueueWaitMs, maxQueueWaitMs < 1 {
+            throw ValidationError("--max-queue-wait-ms takes a number of milliseconds above 0")
+        }
         guard !standby || journal.lowercased().hasPrefix("postgres") else {
             throw ValidationError(
                 "--standby needs a PostgreSQL journal (--journal postgres://…) shared with the active broker")

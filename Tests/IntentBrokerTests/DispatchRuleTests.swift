@@ -101,6 +101,47 @@ import Testing
         #expect(broker.core.statistics.shedRequests == 1)
     }
 
+    @Test func aQueueWaitLimitRefusesWhatWouldWaitLongerAndTheRefusalBodyIsReused() throws {
+        for limit in [nil, 500] as [Int?] {
+            var configuration = BrokerConfiguration()
+            configuration.maxQueueWait = limit.map { .milliseconds($0) }
+            var broker = try CoreHarness(configuration)
+            broker.register("w1", capacity: 1)
+            // Saturated, and 10 jobs answered over 1 s: about 10 jobs/s.
+            broker.send("s0", deadlineMs: 60_000)
+            for index in 1...10 {
+                broker.send("s\(index)", deadlineMs: 60_000)
+                broker.advance(ms: 100)
+                broker.answer("w1")
+            }
+            // 10 queued: the next would start about 1.1 s from now, well within its 60 s deadline, not within 500 ms.
+            for index in 11...20 { broker.send("s\(index)", deadlineMs: 60_000) }
+            broker.send("a", deadlineMs: 60_000)
+            broker.send("b", deadlineMs: 60_000)
+            if limit == nil {
+                #expect(broker.endings(of: "a").isEmpty && broker.endings(of: "b").isEmpty)
+                #expect(broker.core.statistics.shedRequests == 0)
+            } else {
+                let a = try #require(broker.endings(of: "a").first)
+                let b = try #require(broker.endings(of: "b").first)
+                let pace = BrokerCore<[UInt8]>.twoSignificantDigits(broker.core.intentTypes[0].pace.jobsPerSecond)
+                #expect(a.code == "busy" && a.body.contains("about \(pace) jobs/s"), "\(a.body)")
+                #expect(a.body == b.body)
+                #expect(broker.core.statistics.shedRequests >= 2)
+            }
+        }
+    }
+
+    @Test func aPaceIsNamedWithTwoSignificantDigits() {
+        typealias Core = BrokerCore<[UInt8]>
+        #expect(Core.twoSignificantDigits(0.4) == 0)
+        #expect(Core.twoSignificantDigits(9.6) == 10)
+        #expect(Core.twoSignificantDigits(87) == 87)
+        #expect(Core.twoSignificantDigits(12_345) == 12_000)
+        #expect(Core.twoSignificantDigits(44_871) == 45_000)
+        #expect(Core.twoSignificantDigits(.infinity) == 0)
+    }
+
     @Test func aBurstLateInAPaceWindowIsMeasuredFromWhenItArrivedNotFromTheWindowStart() throws {
         var broker = try CoreHarness()
         broker.register("w1", capacity: 4)

@@ -86,8 +86,8 @@ extension BrokerCore {
             if let refusal = admissionRefusal(type: type, deadline: deadline, client: lane, now: now) {
                 if let scope { idempotency.forget(scope, now: now) }
                 reject(
-                    client: client, requestID: requestID, phase: phase, version: decoded.version, .busy, refusal,
-                    intentType: type)
+                    client: client, requestID: requestID, phase: phase, version: decoded.version, .busy,
+                    body: refusal, intentType: type)
                 return
             }
         }
@@ -163,13 +163,17 @@ extension BrokerCore {
     /// the broker keep by sending made-up types).
     static var maxIntentTypesAtStartup: Int { 1024 }
 
-    /// Why a request that would have to wait is refused (checks 14 and 15), or nil when it may queue.
+    /// Why a request that would have to wait is refused (checks 14 and 15), as the body of its `busy` error, or nil
+    /// when it may queue.
     ///
     /// Fair across clients (section 6.5): when the queue is at a bound, the client with the most queued requests of
     /// the type pays. A request from a lighter client is admitted by shedding the heaviest client's newest queued
     /// request (it gets `busy` at once); the heaviest client's own request is refused. The pace check counts only
-    /// the requests round robin would take before this one (`client` is the lane it would wait in).
-    private mutating func admissionRefusal(type: Int, deadline: UInt64, client: [UInt8], now: UInt64) -> String? {
+    /// the requests round robin would take before this one (`client` is the lane it would wait in), and admits what
+    /// could start within 80% of the deadline, or within ``BrokerConfiguration/maxQueueWait`` when that is shorter.
+    /// Under overload most requests end here, so the pace refusal's body is reused while the pace stays the same
+    /// (`Docs/OVERLOAD.md`).
+    private mutating func admissionRefusal(type: Int, deadline: UInt64, client: [UInt8], now: UInt64) -> [UInt8]? {
         let queued = intentTypes[type].queue.count
         var full: String?
         if queuedCount >= configuration.maxQueuedRequests {
@@ -178,16 +182,32 @@ extension BrokerCore {
             full = "the queue of intent type \"\(intentTypes[type].displayName)\" is full"
         }
         if let full {
-            guard shedHeaviest(type: type, toAdmit: client, because: full, now: now) else { return full }
+            guard shedHeaviest(type: type, toAdmit: client, because: full, now: now) else {
+                return WireBody.error(.busy, full)
+            }
         }
         let pace = intentTypes[type].pace
         let ahead = intentTypes[type].queue.fairPosition(of: client)
-        if pace.wouldMiss(ahead: ahead, deadline: deadline) {
-            statistics.shedRequests += 1
-            return "no worker could start the request before its deadline (\(ahead) queued ahead of it or with it, "
-                + "about \(Int(pace.jobsPerSecond)) jobs/s)"
-        }
-        return nil
+        let horizon = min(deadline / 5 * 4, maxQueueWaitNanos)
+        guard pace.wouldMiss(ahead: ahead, deadline: horizon, fraction: 1) else { return nil }
+        statistics.shedRequests += 1
+        let jobsPerSecond = Self.twoSignificantDigits(pace.jobsPerSecond)
+        if let cached = intentTypes[type].paceRefusal, cached.jobsPerSecond == jobsPerSecond { return cached.body }
+        let body = WireBody.error(
+            .busy,
+            "no worker could start the request before its deadline: intent type \"\(intentTypes[type].displayName)\" runs "
+                + "about \(jobsPerSecond) jobs/s, and its queue already holds what that pace starts in time")
+        intentTypes[type].paceRefusal = (jobsPerSecond, body)
+        return body
+    }
+
+    /// `value` rounded to two significant digits (12,345 -> 12,000), so that a refusal names a pace that changes
+    /// only when the pace really does.
+    static func twoSignificantDigits(_ value: Double) -> Int {
+        guard value.isFinite, value >= 1 else { return 0 }
+        var scale = 1.0
+        while value / scale >= 100 { scale *= 10 }
+        return Int((value / scale).rounded()) * Int(scale)
     }
 
     /// Sheds the newest queued request of the client with the most queued requests of `type`, if that client holds

@@ -25,6 +25,8 @@ struct BrokerCore<Body> {
     let maxReplyMarginNanos: UInt64
     let graceNanos: UInt64
     let cancelGraceNanos: UInt64
+    /// ``BrokerConfiguration/maxQueueWait`` (UInt64.max when not set).
+    let maxQueueWaitNanos: UInt64
 
     // MARK: State
     /// Accepted requests not yet ended, by the broker's id.
@@ -91,6 +93,7 @@ struct BrokerCore<Body> {
         maxReplyMarginNanos = configuration.maxReplyMargin.nanoseconds
         graceNanos = configuration.workerGracePeriod.nanoseconds
         cancelGraceNanos = configuration.cancelGracePeriod.nanoseconds
+        maxQueueWaitNanos = configuration.maxQueueWait?.nanoseconds ?? .max
         results = ResultStore(
             ttl: configuration.resultTTL.nanoseconds, capacity: configuration.maxStoredResults,
             byteBudget: configuration.resultsMemory)
@@ -286,6 +289,16 @@ struct BrokerCore<Body> {
         client: [UInt8], requestID: [UInt8], phase: StaticString, version: UInt8 = 1, _ code: WireErrorCode,
         _ message: String, command: ClientReply<Body>.Command = .reply, intentType: Int? = nil
     ) {
+        reject(
+            client: client, requestID: requestID, phase: phase, version: version, code,
+            body: WireBody.error(code, message), command: command, intentType: intentType)
+    }
+
+    /// ``reject(client:requestID:phase:version:_:_:command:intentType:)`` with the error body already built.
+    mutating func reject(
+        client: [UInt8], requestID: [UInt8], phase: StaticString, version: UInt8 = 1, _ code: WireErrorCode,
+        body: [UInt8], command: ClientReply<Body>.Command = .reply, intentType: Int? = nil
+    ) {
         statistics.errorReplies += 1
         if command == .reply {
             metrics?.requestEnded(
@@ -296,6 +309,6 @@ struct BrokerCore<Body> {
             .reply(
                 ClientReply(
                     client: client, command: command, requestID: requestID, status: .error, phase: phase,
-                    payload: .bytes(WireBody.error(code, message)), version: version)))
+                    payload: .bytes(body), version: version)))
     }
 }

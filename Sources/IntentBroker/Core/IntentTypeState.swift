@@ -14,6 +14,9 @@ struct IntentTypeState {
     /// Where the next round-robin search for a worker starts.
     var cursor = 0
     var pace = ServicePace()
+    /// The body of the last `busy` refusal by pace and the pace it names (jobs/s, two significant digits): under
+    /// overload most requests are refused, so the refusal's body is built once per pace, not once per request.
+    var paceRefusal: (jobsPerSecond: Int, body: [UInt8])?
 
     init(name: [UInt8]) { self.name = name }
 
