@@ -46,6 +46,17 @@ struct BrokerOptions: ParsableArguments {
             valueName: "ms"))
     var maxQueueWaitMs: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "Expected wait a standing queue is held to, in milliseconds (0: no limit). A queue that has not emptied "
+                + "for --standing-queue-interval-ms admits only requests that would start within this; the rest get "
+                + "`busy` at once.",
+            valueName: "ms"))
+    var standingQueueWaitMs: Int = Defaults.broker.standingQueueWait?.wholeMilliseconds ?? 0
+
+    @Option(help: ArgumentHelp("How long a queue must go without emptying to count as standing.", valueName: "ms"))
+    var standingQueueIntervalMs: Int = Defaults.broker.standingQueueInterval.wholeMilliseconds
+
     @Option(help: "Most replies held for one client connection that does not read; later ones wait for STATUS.")
     var clientQueue: Int = Defaults.broker.clientQueueLimit
 
@@ -151,6 +162,8 @@ struct BrokerOptions: ParsableArguments {
         if let milliseconds = Int(journalFsync) { configuration.journalSync = .interval(.milliseconds(milliseconds)) }
         configuration.standby = standby
         configuration.maxQueueWait = maxQueueWaitMs.map { .milliseconds($0) }
+        configuration.standingQueueWait = standingQueueWaitMs > 0 ? .milliseconds(standingQueueWaitMs) : nil
+        configuration.standingQueueInterval = .milliseconds(standingQueueIntervalMs)
         return configuration
     }
 
@@ -161,6 +174,10 @@ struct BrokerOptions: ParsableArguments {
         guard !journal.isEmpty else { throw ValidationError("--journal takes a path or `none`") }
         if let maxQueueWaitMs, maxQueueWaitMs < 1 {
             throw ValidationError("--max-queue-wait-ms takes a number of milliseconds above 0")
+        }
+        guard standingQueueWaitMs >= 0, standingQueueIntervalMs >= 1 else {
+            throw ValidationError(
+                "--standing-queue-wait-ms takes 0 (no limit) or more, --standing-queue-interval-ms 1 or more")
         }
         guard !standby || journal.lowercased().hasPrefix("postgres") else {
             throw ValidationError(

@@ -132,6 +132,43 @@ import Testing
         }
     }
 
+    @Test func aStandingQueueIsHeldShortAndABurstAfterItEmptiedMayQueueAgain() throws {
+        for standing in [true, false] {
+            var configuration = BrokerConfiguration()
+            configuration.standingQueueWait = standing ? .milliseconds(20) : nil
+            var broker = try CoreHarness(configuration)
+            broker.register("w1", capacity: 1)
+            // Five queued behind a running job, then one in and one answered every 100 ms for 2 s (about 10 jobs/s):
+            // all would start well within their 60 s deadline, so only the standing-queue rule sheds any.
+            for index in 0...5 { broker.send("s\(index)", deadlineMs: 60_000) }
+            var firstShed: Int?
+            for index in 6...25 {
+                broker.advance(ms: 100)
+                broker.answer("w1")
+                broker.send("s\(index)", deadlineMs: 60_000)
+                if firstShed == nil, broker.endings(of: "s\(index)").first?.code == "busy" { firstShed = index }
+            }
+            if standing {
+                // Not before the queue went a whole second without emptying (s15 arrived 1 s after the first wait).
+                let shed = try #require(firstShed)
+                #expect(shed >= 15)
+                #expect(broker.core.statistics.shedRequests > 0)
+            } else {
+                #expect(firstShed == nil && broker.queued == 5)
+            }
+            // Once the queue has emptied, a burst may queue again.
+            let shedBefore = broker.core.statistics.shedRequests
+            for _ in 0..<10 where broker.queued > 0 || !broker.jobIDs("w1").isEmpty {
+                broker.advance(ms: 10)
+                broker.answer("w1")
+            }
+            #expect(broker.queued == 0)
+            for index in 0..<5 { broker.send("burst\(index)", deadlineMs: 60_000) }
+            #expect(broker.queued == 4)
+            #expect(broker.core.statistics.shedRequests == shedBefore)
+        }
+    }
+
     @Test func aPaceIsNamedWithTwoSignificantDigits() {
         typealias Core = BrokerCore<[UInt8]>
         #expect(Core.twoSignificantDigits(0.4) == 0)

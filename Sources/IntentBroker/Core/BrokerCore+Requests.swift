@@ -170,7 +170,8 @@ extension BrokerCore {
     /// the type pays. A request from a lighter client is admitted by shedding the heaviest client's newest queued
     /// request (it gets `busy` at once); the heaviest client's own request is refused. The pace check counts only
     /// the requests round robin would take before this one (`client` is the lane it would wait in), and admits what
-    /// could start within 80% of the deadline, or within ``BrokerConfiguration/maxQueueWait`` when that is shorter.
+    /// could start within 80% of the deadline, or within ``BrokerConfiguration/maxQueueWait`` when that is shorter;
+    /// a standing queue is held to ``BrokerConfiguration/standingQueueWait``.
     /// Under overload most requests end here, so the pace refusal's body is reused while the pace stays the same
     /// (`Docs/OVERLOAD.md`).
     private mutating func admissionRefusal(type: Int, deadline: UInt64, client: [UInt8], now: UInt64) -> [UInt8]? {
@@ -188,7 +189,12 @@ extension BrokerCore {
         }
         let pace = intentTypes[type].pace
         let ahead = intentTypes[type].queue.fairPosition(of: client)
-        let horizon = min(deadline / 5 * 4, maxQueueWaitNanos)
+        var horizon = min(deadline / 5 * 4, maxQueueWaitNanos)
+        if let standingQueueWaitNanos, !intentTypes[type].queue.isEmpty,
+            now &- intentTypes[type].queueBusySince >= standingQueueIntervalNanos
+        {
+            horizon = min(horizon, max(standingQueueWaitNanos, intentTypes[type].turnoverNanos))
+        }
         guard pace.wouldMiss(ahead: ahead, deadline: horizon, fraction: 1) else { return nil }
         statistics.shedRequests += 1
         let jobsPerSecond = Self.twoSignificantDigits(pace.jobsPerSecond)

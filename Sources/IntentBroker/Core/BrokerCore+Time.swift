@@ -68,6 +68,11 @@ extension BrokerCore {
         for type in intentTypes.indices where intentTypes[type].pace.saturatedSince != nil {
             let stillSaturated = !intentTypes[type].queue.isEmpty || !anyWorkerHasRoom(for: type)
             intentTypes[type].pace.update(now: now, stillSaturated: stillSaturated)
+            let pace = intentTypes[type].pace.jobsPerSecond
+            if pace > 0 {
+                let slots = intentTypes[type].workers.reduce(0) { $0 + (workers[$1]?.capacity ?? 0) }
+                intentTypes[type].turnoverNanos = UInt64(min(Double(slots) / pace * 1e9, 3.6e12))
+            }
         }
         nextPaceUpdate = now + Self.paceWindow
     }

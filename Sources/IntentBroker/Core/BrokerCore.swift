@@ -27,6 +27,9 @@ struct BrokerCore<Body> {
     let cancelGraceNanos: UInt64
     /// ``BrokerConfiguration/maxQueueWait`` (UInt64.max when not set).
     let maxQueueWaitNanos: UInt64
+    /// ``BrokerConfiguration/standingQueueWait`` (nil when not set) and ``BrokerConfiguration/standingQueueInterval``.
+    let standingQueueWaitNanos: UInt64?
+    let standingQueueIntervalNanos: UInt64
 
     // MARK: State
     /// Accepted requests not yet ended, by the broker's id.
@@ -94,6 +97,8 @@ struct BrokerCore<Body> {
         graceNanos = configuration.workerGracePeriod.nanoseconds
         cancelGraceNanos = configuration.cancelGracePeriod.nanoseconds
         maxQueueWaitNanos = configuration.maxQueueWait?.nanoseconds ?? .max
+        standingQueueWaitNanos = configuration.standingQueueWait?.nanoseconds
+        standingQueueIntervalNanos = configuration.standingQueueInterval.nanoseconds
         results = ResultStore(
             ttl: configuration.resultTTL.nanoseconds, capacity: configuration.maxStoredResults,
             byteBudget: configuration.resultsMemory)
@@ -160,6 +165,7 @@ struct BrokerCore<Body> {
         request.state = .queued(ticket: ticket)
         if !atFront, let compactQueuedBody { request.body = compactQueuedBody(request.body) }
         requests[id] = request
+        if intentTypes[request.intentType].queue.isEmpty { intentTypes[request.intentType].queueBusySince = now }
         intentTypes[request.intentType].queue.enqueue(
             id, client: request.queueClient, ticket: ticket, arrival: request.arrival, atFront: atFront)
         intentTypes[request.intentType].pace.markSaturated(now: now)

@@ -17,6 +17,13 @@ struct IntentTypeState {
     /// The body of the last `busy` refusal by pace and the pace it names (jobs/s, two significant digits): under
     /// overload most requests are refused, so the refusal's body is built once per pace, not once per request.
     var paceRefusal: (jobsPerSecond: Int, body: [UInt8])?
+    /// Since when the queue has held a request without emptying (set when a request joins an empty queue; only
+    /// meaningful while the queue is not empty). A queue that has not emptied for
+    /// ``BrokerConfiguration/standingQueueInterval`` is a standing queue (issue 14, `Docs/OVERLOAD.md`).
+    var queueBusySince: UInt64 = 0
+    /// How long the type's workers take to start one job per slot at the measured pace (nanoseconds; refreshed with
+    /// the pace): a standing queue is never held shorter than that, so that every slot finds a job waiting.
+    var turnoverNanos: UInt64 = 0
 
     init(name: [UInt8]) { self.name = name }
 
