@@ -123,7 +123,7 @@ if overload and capacity:
     print("| broker settings | offered req/s | goodput req/s | goodput / capacity | busy | progress | deadline misses | "
           "first reply p50 / p99 µs | broker RSS peak / 3 s after, MiB |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, label in (("overload", "default"), ("overload_capped", "`--max-queue-wait-ms 20`")):
+    for name, label in (("overload", "default"), ("overload_capped", "`--standing-queue-wait-ms 20`")):
         run = load(name)
         if run is None:
             continue
@@ -234,7 +234,7 @@ if lifecycle and c_thr:
     ratio = lifecycle["rps"] / c_thr["rps"]
     print(f"- lifecycle >= 0.25x the C broker's echo: {ratio:.2f}x -> {'PASS' if ratio >= 0.25 else 'FAIL'}")
 if overload and capacity:
-    for name, label in (("overload", "default"), ("overload_capped", "--max-queue-wait-ms 20")):
+    for name, label in (("overload", "default"), ("overload_capped", "--standing-queue-wait-ms 20")):
         run = load(name)
         if run is None:
             continue

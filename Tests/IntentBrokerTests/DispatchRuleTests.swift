@@ -136,6 +136,7 @@ import Testing
         for standing in [true, false] {
             var configuration = BrokerConfiguration()
             configuration.standingQueueWait = standing ? .milliseconds(20) : nil
+            configuration.standingQueueInterval = .seconds(1)
             var broker = try CoreHarness(configuration)
             broker.register("w1", capacity: 1)
             // Five queued behind a running job, then one in and one answered every 100 ms for 2 s (about 10 jobs/s):
