@@ -173,6 +173,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "concierge-broker-sync",
+            dependencies: ["IntentBroker", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "zmq-roundtrip",
             dependencies: ["ZeroMQ", "IntentWire"],
             swiftSettings: swiftSettings

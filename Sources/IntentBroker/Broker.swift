@@ -74,6 +74,18 @@ public final class Broker: Service, Sendable {
         try outcome.get()
     }
 
+    /// Runs the broker on the calling thread until ``stop()`` has been called and the broker has shut down, then
+    /// closes its sockets: for programs that do not use Swift concurrency, and for tools that cannot follow it
+    /// (valgrind cannot run a program whose main thread parks in `dispatchMain()`, as an `async` main does; see
+    /// `Sources/concierge-broker-sync`). Throws as ``run()`` does.
+    public func runOnThisThread() throws(BrokerError) {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else {
+            throw BrokerError(
+                code: .alreadyRan, message: "this broker has run already; a broker runs once (make a new one)")
+        }
+        try loop.run()
+    }
+
     /// Asks a running broker to shut down gracefully (as SIGTERM does).
     public func stop() {
         loop.requestStop()

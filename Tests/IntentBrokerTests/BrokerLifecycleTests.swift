@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Synchronization
 import Testing
@@ -72,6 +73,34 @@ import ZeroMQ
         // After it ended.
         let third = try await result(of: Task { try await broker.run() }, within: .seconds(10))
         #expect((third?.failure as? BrokerError)?.code == .alreadyRan, "\(String(describing: third))")
+    }
+
+    @Test func runOnThisThreadServesUntilStoppedAndRunsOnce() async throws {
+        let log = Shared<[String]>([])
+        let logger = Logger(label: "test.broker") { _ in MessageRecorder(messages: log) }
+        let broker = try Broker(configuration: Self.configuration(), logger: logger)
+        let outcome = Shared<Result<Void, BrokerError>?>(nil)
+        let thread = Thread {
+            do throws(BrokerError) {
+                try broker.runOnThisThread()
+                outcome.value = .success(())
+            } catch {
+                outcome.value = .failure(error)
+            }
+        }
+        thread.start()
+        let clock = ContinuousClock()
+        var end = clock.now + .seconds(10)
+        while !log.value.contains("broker ready") && clock.now < end { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(log.value.contains("broker ready"))
+        // The async entry point refuses a broker already running on a thread.
+        let second = try await result(of: Task { try await broker.run() }, within: .seconds(10))
+        #expect((second?.failure as? BrokerError)?.code == .alreadyRan, "\(String(describing: second))")
+        broker.stop()
+        end = clock.now + .seconds(20)
+        while outcome.value == nil && clock.now < end { try await Task.sleep(for: .milliseconds(5)) }
+        let ended = try #require(outcome.value, "runOnThisThread() did not return after stop()")
+        if case .failure(let error) = ended { Issue.record("runOnThisThread() threw \(error)") }
     }
 
     @Test func aPollFailureEndsRunWithAnErrorNotANormalStop() async throws {
