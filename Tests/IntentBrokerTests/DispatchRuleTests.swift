@@ -82,16 +82,22 @@ import Testing
         #expect(broker.queued == 2)
     }
 
-    @Test func aTypeThatAnswersSlowlyWhileSaturatedShedsAtArrival() throws {
-        var broker = try CoreHarness()
+    /// One worker with room for one job, saturated, and 10 jobs answered over 1 s: about 10 jobs/s (s0…s10 sent, the
+    /// last still running, the queue empty).
+    static func oneWorkerAtTenJobsPerSecond(_ harness: CoreHarness) -> CoreHarness {
+        var broker = harness
         broker.register("w1", capacity: 1)
-        // Saturated, and 10 jobs answered over 1 s: about 10 jobs/s.
         broker.send("s0", deadlineMs: 60_000)
         for index in 1...10 {
             broker.send("s\(index)", deadlineMs: 60_000)
             broker.advance(ms: 100)
             broker.answer("w1")
         }
+        return broker
+    }
+
+    @Test func aTypeThatAnswersSlowlyWhileSaturatedShedsAtArrival() throws {
+        var broker = try Self.oneWorkerAtTenJobsPerSecond(CoreHarness())
         // Queue now empty but the worker busy. 10 more queued, then one with a 500 ms deadline: 11 ahead at 10/s.
         for index in 11...20 { broker.send("s\(index)", deadlineMs: 60_000) }
         broker.send("late", deadlineMs: 500)
@@ -105,15 +111,7 @@ import Testing
         for limit in [nil, 500] as [Int?] {
             var configuration = BrokerConfiguration()
             configuration.maxQueueWait = limit.map { .milliseconds($0) }
-            var broker = try CoreHarness(configuration)
-            broker.register("w1", capacity: 1)
-            // Saturated, and 10 jobs answered over 1 s: about 10 jobs/s.
-            broker.send("s0", deadlineMs: 60_000)
-            for index in 1...10 {
-                broker.send("s\(index)", deadlineMs: 60_000)
-                broker.advance(ms: 100)
-                broker.answer("w1")
-            }
+            var broker = try Self.oneWorkerAtTenJobsPerSecond(CoreHarness(configuration))
             // 10 queued: the next would start about 1.1 s from now, well within its 60 s deadline, not within 500 ms.
             for index in 11...20 { broker.send("s\(index)", deadlineMs: 60_000) }
             broker.send("a", deadlineMs: 60_000)
