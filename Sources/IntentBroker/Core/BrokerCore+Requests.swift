@@ -202,7 +202,7 @@ extension BrokerCore {
         let body = WireBody.error(
             .busy,
             "no worker could start the request before its deadline: intent type \"\(intentTypes[type].displayName)\" runs "
-                + "about \(jobsPerSecond) jobs/s, and its queue already holds what that pace starts in time")
+                + "about \(jobsPerSecond) jobs/s, and the requests already queued would take it past the deadline")
         intentTypes[type].paceRefusal = (jobsPerSecond, body)
         return body
     }
