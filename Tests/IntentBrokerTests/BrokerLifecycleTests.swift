@@ -61,10 +61,7 @@ import ZeroMQ
         let broker = try Broker(configuration: Self.configuration(), logger: logger)
         let first = Task { try await broker.run() }
         // While the first run() runs (its loop has logged that it is ready).
-        let clock = ContinuousClock()
-        let end = clock.now + .seconds(10)
-        while !log.value.contains("broker ready") && clock.now < end { try await Task.sleep(for: .milliseconds(5)) }
-        try #require(log.value.contains("broker ready"))
+        try #require(try await eventually(within: .seconds(10)) { log.value.contains("broker ready") })
         let second = try await result(of: Task { try await broker.run() }, within: .seconds(10))
         #expect((second?.failure as? BrokerError)?.code == .alreadyRan, "\(String(describing: second))")
         broker.stop()
@@ -89,16 +86,12 @@ import ZeroMQ
             }
         }
         thread.start()
-        let clock = ContinuousClock()
-        var end = clock.now + .seconds(10)
-        while !log.value.contains("broker ready") && clock.now < end { try await Task.sleep(for: .milliseconds(5)) }
-        try #require(log.value.contains("broker ready"))
+        try #require(try await eventually(within: .seconds(10)) { log.value.contains("broker ready") })
         // The async entry point refuses a broker already running on a thread.
         let second = try await result(of: Task { try await broker.run() }, within: .seconds(10))
         #expect((second?.failure as? BrokerError)?.code == .alreadyRan, "\(String(describing: second))")
         broker.stop()
-        end = clock.now + .seconds(20)
-        while outcome.value == nil && clock.now < end { try await Task.sleep(for: .milliseconds(5)) }
+        _ = try await eventually(within: .seconds(20)) { outcome.value != nil }
         let ended = try #require(outcome.value, "runOnThisThread() did not return after stop()")
         if case .failure(let error) = ended { Issue.record("runOnThisThread() threw \(error)") }
     }
@@ -158,6 +151,16 @@ func result<Success: Sendable>(
 }
 
 /// A value threads share.
+/// Whether `condition` held within `limit`, asked every 5 ms (a bounded wait on observable state).
+func eventually(within limit: Duration, _ condition: () -> Bool) async throws -> Bool {
+    let end = ContinuousClock.now + limit
+    while !condition() {
+        guard ContinuousClock.now < end else { return false }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}
+
 final class Shared<Value: Sendable>: Sendable {
     private let mutex: Mutex<Value>
     init(_ value: Value) { mutex = Mutex(value) }
