@@ -76,3 +76,22 @@ def test_a_standing_queue_is_held_short(spawn):
     print(outcomes)
     assert outcomes.get("busy", 0) >= BURST // 2, outcomes
     assert set(outcomes) <= {"final", "busy"}, outcomes
+
+
+def test_bad_limit_flags_are_refused_with_the_flag_named():
+    import subprocess
+
+    import cluster
+
+    for args, named in (
+        (["--max-queue-wait-ms", "0"], "--max-queue-wait-ms"),
+        (["--standing-queue-interval-ms", "0"], "--standing-queue-interval-ms"),
+        (["--standing-queue-wait-ms=-5"], "--standing-queue-wait-ms"),
+        (["--max-queue-wait-ms", "abc"], "--max-queue-wait-ms"),
+    ):
+        # A broker that accepted the flag would run until the timeout: the test fails either way.
+        done = subprocess.run([str(cluster.binary()), "broker", "--frontend", "ipc:///tmp/concierge-badflag-f",
+                               "--backend", "ipc:///tmp/concierge-badflag-b", *args],
+                              capture_output=True, text=True, timeout=30)
+        assert done.returncode == 64, (args, done.returncode, done.stderr)
+        assert named in done.stderr, (args, done.stderr)
