@@ -51,22 +51,20 @@ extension BrokerCore {
     /// Books the request's current job on `worker` and queues its JOB; the shell sends the batch's JOBs in one burst
     /// (a wake-up of libzmq's I/O thread and a TCP write for many jobs, not for each).
     private mutating func book(_ id: RequestID, on workerID: WorkerID, now: UInt64) {
-        // One hash lookup per table; the changes are made in place through the index (no copy of the request or of
-        // the worker's job table).
-        guard let slot = requests.index(forKey: id), let workerSlot = workers.index(forKey: workerID) else { return }
+        // One hash lookup per table; the worker's job table is changed in place through the index (no copy of it).
+        guard let request = requests[id], let workerSlot = workers.index(forKey: workerID) else { return }
         let jobID = nextJobID
         nextJobID &+= 1
-        requests.values[slot].state = .running(worker: workerID, job: jobID)
-        requests.values[slot].started = true
-        requests.values[slot].bookedAt = now
-        if requests.values[slot].phase == .handle {
+        request.state = .running(worker: workerID, job: jobID)
+        request.started = true
+        request.bookedAt = now
+        if request.phase == .handle {
             // Recorded before the JOB leaves (the shell commits a batch's journal before its actions).
-            if journaling && !requests.values[slot].handleSent { journal.append(.handleDispatched(id)) }
-            requests.values[slot].handleSent = true
+            if journaling && !request.handleSent { journal.append(.handleDispatched(id)) }
+            request.handleSent = true
         }
         workers.values[workerSlot].jobs[jobID] = id
         statistics.jobsDispatched += 1
-        let request = requests.values[slot]
         let type = request.intentType
         var job = JobDispatch(
             worker: workerID, routingID: workers.values[workerSlot].routingID, jobID: jobID, request: id,

@@ -89,7 +89,7 @@ extension BrokerCore {
             intentTypes[type].servedUntil = max(intentTypes[type].servedUntil ?? 0, startupGraceEnd)
         }
         let actAt = entry.arrival + entry.deadline - replyMargin(entry.deadline)
-        var request = BrokerRequest(
+        let request = BrokerRequest(
             id: entry.id, key: entry.key, intentType: type, requested: entry.requested,
             phase: entry.requested.firstJob, body: entry.body, arrival: entry.arrival,
             deadline: entry.arrival + entry.deadline, state: .queued(ticket: 0))

@@ -93,7 +93,7 @@ extension BrokerCore {
         }
         let id = nextRequestID
         nextRequestID &+= 1
-        var request = BrokerRequest(
+        let request = BrokerRequest(
             id: id, key: key, intentType: type, requested: decoded.phase, phase: decoded.phase.firstJob, body: body,
             arrival: now, deadline: now + deadline, state: .queued(ticket: 0))
         request.bodySize = decoded.bodySize

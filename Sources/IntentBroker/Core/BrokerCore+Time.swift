@@ -31,7 +31,7 @@ extension BrokerCore {
     }
 
     private mutating func fire(_ timer: BrokerTimer, now: UInt64) {
-        guard var request = requests[timer.request] else { return }  // ended meanwhile
+        guard let request = requests[timer.request] else { return }  // ended meanwhile
         switch timer.kind {
         case .deadline:
             guard request.started else {
@@ -43,7 +43,6 @@ extension BrokerCore {
             }
             if !request.firstReplySent {
                 request.firstReplySent = true
-                requests[request.id] = request
                 sendProgress(request, to: request.key, version: request.version, now: now)
             }
             // The hard limit is acted on a margin early too, so that every request ends within it (rule 5).

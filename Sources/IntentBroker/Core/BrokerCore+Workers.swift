@@ -120,7 +120,7 @@ extension BrokerCore {
             return
         }
         defer { fill(workerID, now: now) }
-        guard var request = requests[id], request.state == .running(worker: workerID, job: result.jobID) else {
+        guard let request = requests[id], request.state == .running(worker: workerID, job: result.jobID) else {
             // Already ended (timeout); the slot is free again, and a keyed attempt no longer runs.
             if let scope = unknownAttempts.removeValue(forKey: result.jobID) {
                 idempotency.attemptFinished(scope, on: workerID)
@@ -139,7 +139,6 @@ extension BrokerCore {
             // Cancelled while the job ran (section 4.10.2): the handler stopped, or finished first; a lifecycle goes
             // no further.
             if result.outcome == .cancelled { request.stoppedCleanly = true }
-            requests[id] = request
             if result.outcome == .continue {
                 fail(id, .cancelled, "cancelled by its client after its \(request.phase) phase", now: now)
             } else {
@@ -152,10 +151,8 @@ extension BrokerCore {
         if result.outcome == .continue, request.requested == .lifecycle, let next = request.phase.next {
             request.phase = next
             request.body = body
-            requests[id] = request
             dispatch(id, atFront: false, now: now)
         } else {
-            requests[id] = request
             end(
                 id, status: Self.replyStatus(result.outcome), payload: .body(body),
                 outcome: Self.metricsOutcome(result.outcome), now: now)

@@ -159,12 +159,11 @@ struct BrokerCore<Body> {
 
     /// Puts a request in its type's queue.
     mutating func enqueue(_ id: RequestID, atFront: Bool, now: UInt64) {
-        guard var request = requests[id] else { return }
+        guard let request = requests[id] else { return }
         let ticket = nextTicket
         nextTicket &+= 1
         request.state = .queued(ticket: ticket)
         if !atFront, let compactQueuedBody { request.body = compactQueuedBody(request.body) }
-        requests[id] = request
         if intentTypes[request.intentType].queue.isEmpty { intentTypes[request.intentType].queueBusySince = now }
         intentTypes[request.intentType].queue.enqueue(
             id, client: request.queueClient, ticket: ticket, arrival: request.arrival, atFront: atFront)

@@ -8,7 +8,12 @@ typealias RequestID = UInt64
 typealias WorkerID = UInt64
 
 /// A request the broker has accepted and not yet ended (section 6 of the protocol).
-struct BrokerRequest<Body> {
+///
+/// A class: the request table holds one reference per request, and every rule reads and changes the request in
+/// place. (As a struct of some twenty fields, each lookup copied it out of the table and back, retaining and
+/// releasing each of its arrays: a sixth of the broker loop's instructions per request; issue 14, Docs/PROFILES.md.)
+/// Only the broker's loop thread ever touches one.
+final class BrokerRequest<Body> {
     /// Where the request is: waiting in its intent type's queue, or running as a job on a worker. A request that
     /// ended is not in the request table at all.
     enum State: Equatable {
@@ -57,6 +62,21 @@ struct BrokerRequest<Body> {
     var cancelRequested = false
     /// The worker answered the cancelled job `cancelled`: the handler stopped cleanly.
     var stoppedCleanly = false
+
+    init(
+        id: RequestID, key: RequestKey, intentType: Int, requested: RequestPhase, phase: RequestPhase, body: Body,
+        arrival: UInt64, deadline: UInt64, state: State
+    ) {
+        self.id = id
+        self.key = key
+        self.intentType = intentType
+        self.requested = requested
+        self.phase = phase
+        self.body = body
+        self.arrival = arrival
+        self.deadline = deadline
+        self.state = state
+    }
 
     var isQueued: Bool {
         if case .queued = state { return true }

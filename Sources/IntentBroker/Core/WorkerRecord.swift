@@ -1,5 +1,9 @@
 /// A registered worker as the broker sees it (section 6.5 of the protocol).
-struct WorkerRecord {
+///
+/// A class, like ``BrokerRequest``: picking a worker reads several workers' records per job, and a struct record
+/// (with its job table and arrays) was copied out of the table for each read. Only the broker's loop thread touches
+/// one.
+final class WorkerRecord {
     let id: WorkerID
     let routingID: [UInt8]
     let name: String
