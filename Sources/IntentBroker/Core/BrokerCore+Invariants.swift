@@ -104,7 +104,7 @@ extension BrokerCore {
         }
         // Every request has a timer that will end it or send its progress.
         let timed = Set(timers.unordered.map(\.request))
-        for id in requests.keys where !timed.contains(id) { problems.append("request \(id) has no timer") }
+        for id in requests.keys.map(\.value) where !timed.contains(id) { problems.append("request \(id) has no timer") }
         return problems
     }
 }

@@ -79,7 +79,8 @@ extension BrokerCore {
     /// Heartbeats every worker, removes the silent ones, drops expired results, and ends the queued requests of
     /// types whose grace period ran out.
     mutating func heartbeat(now: UInt64) {
-        for (id, worker) in workers.sorted(by: { $0.key < $1.key }) {
+        for worker in workers.values.sorted(by: { $0.id < $1.id }) {
+            let id = worker.id
             if worker.expiry < now {
                 logger.warning("worker expired (silent)", metadata: ["worker": "\(worker.name)"])
                 removeWorker(id, reason: "expired", now: now)

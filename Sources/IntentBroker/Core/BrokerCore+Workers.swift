@@ -173,11 +173,13 @@ extension BrokerCore {
             metrics?.workerLost()
         }
         if !unknownAttempts.isEmpty {
-            for job in worker.jobs.keys { unknownAttempts.removeValue(forKey: job) }
+            for job in worker.jobs.keys { unknownAttempts.removeValue(forKey: job.value) }
         }
         idempotency.workerGone(id)
         let lost = worker.jobs.compactMap { job, request -> BrokerRequest<Body>? in
-            guard let pending = requests[request], pending.state == .running(worker: id, job: job) else { return nil }
+            guard let pending = requests[request], pending.state == .running(worker: id, job: job.value) else {
+                return nil
+            }
             return pending
         }.sorted { $0.id < $1.id }
         if !lost.isEmpty {

@@ -33,14 +33,14 @@ struct BrokerCore<Body> {
 
     // MARK: State
     /// Accepted requests not yet ended, by the broker's id.
-    var requests: [RequestID: BrokerRequest<Body>] = [:]
+    var requests: [SerialKey: BrokerRequest<Body>] = [:]
     /// The same requests by (client, request id): duplicates and STATUS.
     var requestIDs: [RequestKey: RequestID] = [:]
     /// With CURVE, the same requests by (the client's CURVE public key, request id): a CANCEL from a client that
     /// reconnected with another routing id finds them (section 4.10.2).
     var identityRequestIDs: [RequestKey: RequestID] = [:]
     /// Registered workers.
-    var workers: [WorkerID: WorkerRecord] = [:]
+    var workers: [SerialKey: WorkerRecord] = [:]
     var workerIDs: [[UInt8]: WorkerID] = [:]
     /// One state per intent type ever announced, and the index of each name.
     var intentTypes: [IntentTypeState] = []

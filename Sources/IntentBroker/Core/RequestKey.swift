@@ -19,6 +19,14 @@ struct RequestKey: Hashable {
 
     func hash(into hasher: inout Hasher) { hasher.combine(digest) }
 
+    /// What `Dictionary` asks for: the digest (already keyed by this process's random seed, so a client cannot
+    /// choose ids that collide) mixed with the table's seed, without a pass of SipHash on every lookup.
+    func _rawHashValue(seed: Int) -> Int {
+        var mixed = digest ^ UInt64(UInt(bitPattern: seed))
+        mixed = (mixed ^ (mixed >> 31)) &* 0x7FB5_D329_728E_A185
+        return Int(truncatingIfNeeded: mixed ^ (mixed >> 29))
+    }
+
     /// Random per process, so a client cannot choose request ids that collide.
     private static let seed = UInt64.random(in: .min ... .max)
 

@@ -14,7 +14,7 @@ final class WorkerRecord {
     let version: UInt8
     /// Jobs sent (or booked to be sent) and not yet answered: job id -> request. A request may have ended meanwhile
     /// (hard limit): the slot stays taken until the worker answers, as section 6.3 says.
-    var jobs: [UInt64: RequestID] = [:]
+    var jobs: [SerialKey: RequestID] = [:]
     /// It sent DRAIN: no more jobs.
     var draining = false
     /// Its send queue was full at the last dispatch; cleared when it is heard from.
