@@ -683,22 +683,23 @@ final class BrokerLoop: @unchecked Sendable {
 
     /// Performs ``performing`` in order; performing one may queue more in the core (a JOB that cannot be sent is
     /// dispatched elsewhere), which the caller performs next.
+    ///
+    /// Each action is moved out of the batch (reversed once, then popped from the end), not copied: a copy of a JOB
+    /// retains and releases each of its arrays and its body.
     private func perform() {
-        var index = 0
-        while index < performing.count {
-            switch performing[index] {
-            case .sendJob(let job): sendJob(job, remaining: index + 1)
+        performing.reverse()
+        while let action = performing.popLast() {
+            switch action {
+            case .sendJob(let job): sendJob(job)
             case .reply(let reply): sendReply(reply)
             case .pong(let client, let version): sendPong(client, version: version)
             case .control(let routingID, let version, let control):
                 sendControl(control, to: routingID, version: version)
             }
-            index += 1
         }
-        performing.removeAll(keepingCapacity: true)
     }
 
-    private func sendJob(_ job: JobDispatch<ZMQMessage>, remaining: Int) {
+    private func sendJob(_ job: JobDispatch<ZMQMessage>) {
         let now = MonotonicTime.now()
         guard core.shouldSend(job, now: now) else { return }
         guard let backend = sockets?.backend else { return }
@@ -715,19 +716,19 @@ final class BrokerLoop: @unchecked Sendable {
             try withUnsafeBytes(of: &id) { _ = try backend.send($0, more: true) }
             try backend.send(job.intentType, more: true)
             try backend.send(job.phase.name, more: true)
-            try backend.send(String(left), more: true)
+            try backend.send(decimal: left, more: true)
             try backend.send(job.body, more: version2)
             if version2 {
                 // Version 02 (section 5.13): F7 the idempotency key (empty for none), F8 the attempt.
                 try backend.send(job.idempotencyKey ?? [], more: true)
-                try backend.send(String(job.attempt))
+                try backend.send(decimal: UInt64(job.attempt))
             }
         } catch {
             logger.debug(
                 "JOB not sent: worker unreachable", metadata: ["worker": "\(job.worker)", "error": "\(error)"])
             // This job and the later ones booked for the same worker in this round were never sent.
             var unsent = [job]
-            for later in performing[remaining...] {
+            for later in performing.reversed() {  // the batch's actions not performed yet, in order
                 if case .sendJob(let other) = later, other.worker == job.worker { unsent.append(other) }
             }
             core.workerUnreachable(job.worker, unsent: unsent, now: MonotonicTime.now())

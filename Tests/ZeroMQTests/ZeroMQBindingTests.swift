@@ -28,6 +28,15 @@ import ZeroMQ
         #expect(try dealer.receiveMultipart() == [Array("reply".utf8)])
     }
 
+    @Test(arguments: [0, 7, 10, 1250, UInt64.max])
+    func decimalFramesAreTheNumbersDigits(value: UInt64) throws {
+        let (router, dealer) = try routerDealerPair(routingID: "client-1")
+        #expect(try dealer.send(decimal: value, more: true, dontWait: false))
+        #expect(try dealer.send(decimal: value, dontWait: false))
+        let received = try #require(try router.receiveMultipart())
+        #expect(received.dropFirst() == [Array(String(value).utf8), Array(String(value).utf8)])
+    }
+
     @Test func receiveWithoutWaitingReportsNothingWaiting() throws {
         let (_, dealer) = try routerDealerPair()
         var buffer = ZMQMultipart(capacity: 4)
