@@ -38,8 +38,10 @@ extension EndToEnd {
             try await cluster.waitUntilServing(client)
             let done = try await client.request(intent: delayedEcho("before"), phase: .handle, requestID: "done")
             #expect(done.status == .final)
-            // In flight at the kill: a resolve running on w1 (it runs again on the new broker's worker).
-            _ = client.send(
+            // In flight at the kill: a resolve running on w1 (it runs again on the new broker's worker). Its reply
+            // stream is kept until the end: a stream dropped at once tells the client its caller stopped listening,
+            // and the client then sends CANCEL (which, under load, reached w1 before the job's handler started).
+            let running = client.send(
                 intent: delayedEcho("slow", delayMs: 1500, in: "resolve"), phase: .resolve, deadline: .seconds(30),
                 requestID: "running")
             try await client.waitUntilRunning("running", on: "w1")
@@ -63,6 +65,7 @@ extension EndToEnd {
             try await waitForLog(cluster, "broker-again", "standing by")
             let fresh = try await follower.request(intent: delayedEcho("after"), phase: .handle, requestID: "after")
             #expect(fresh.status == .final)
+            extendLifetime(running)
         }
 
         @Test func aBrokerWhoseDatabaseGoesAwayRefusesNewWorkAndRecoversWhenItIsBack() async throws {
