@@ -6,7 +6,10 @@ import IntentWire
 ///
 /// Times are the core's (monotonic nanoseconds); the shell turns them into wall-clock time.
 enum JournalEntry<Body> {
-    /// A request was accepted (a snapshot as it was accepted; its type's name in `intentType`).
+    /// A request was accepted (its type's name in `intentType`). The request itself, not a copy: the journal
+    /// records only what is fixed at acceptance (key, identity, requested phase, body, deadline, idempotency key,
+    /// attempt, version), and the batch is committed before any JOB of it leaves, so nothing that changes later has
+    /// changed by then.
     case accepted(BrokerRequest<Body>, intentType: [UInt8])
     /// A duplicate was attached to accepted request `RequestID` through its idempotency key.
     case attached(RequestID, Listener)
