@@ -10,8 +10,11 @@ import ConciergeJSON
 enum _JobRunner<H: IntentHandler> {
     typealias I = H.Intent
 
+    /// - Parameter parameterNames: The names of `H.Intent`'s parameters, in order (see
+    ///   ``Intent/init(jsonValue:parameterNames:)``).
     static func run(
         factory: @Sendable () -> H,
+        parameterNames: [String],
         phase: IntentPhase,
         body: _InteractionBody,
         context: HandlerContext
@@ -21,7 +24,7 @@ enum _JobRunner<H: IntentHandler> {
         }
         let intent: I
         do {
-            intent = try I(jsonValue: intentJSON)
+            intent = try I(jsonValue: intentJSON, parameterNames: parameterNames)
         } catch {
             return JobOutput(error: error)
         }
