@@ -125,6 +125,9 @@ enum _JobRunner<H: IntentHandler> {
             if let range = body.intentRange, handled.userActivity == nil,
                 let spliced = body.appending(
                     "handle",
+                    // The default activity repeats the intent, and the handler's data (often the intent's values)
+                    // is written twice: room for that in one allocation.
+                    valueCapacity: 3 * range.count + 512,
                     writeValue: { handled.writeWithDefaultActivity(intent: body.bytes[range], into: &$0) }
                 )
             {
