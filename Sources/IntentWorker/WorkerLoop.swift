@@ -458,8 +458,9 @@ final class WorkerLoop: @unchecked Sendable {
         running += 1
         // The decoder lets no `lifecycle` JOB through, and the job runner answers one with error `malformed`.
         let phase = job.phase
+        let key = Self.key(jobID)
         let context = HandlerContext(
-            jobID: Self.hex(jobID),
+            jobIDBytes: key,
             workerName: configuration.name,
             phase: phase,
             deadline: .now + .milliseconds(left),
@@ -480,9 +481,9 @@ final class WorkerLoop: @unchecked Sendable {
         // The table entry is made before this thread can see the job's result (sendFinished runs on the loop's
         // thread after this returns), so it is always removed after it was made.
         if let executor {
-            runningTasks[Self.key(jobID)] = Task(executorPreference: executor, operation: work)
+            runningTasks[key] = Task(executorPreference: executor, operation: work)
         } else {
-            runningTasks[Self.key(jobID)] = Task.detached(operation: work)
+            runningTasks[key] = Task.detached(operation: work)
         }
     }
 
@@ -512,11 +513,13 @@ final class WorkerLoop: @unchecked Sendable {
 
     /// Lower-case hex of a job id, two digits a byte (one allocation).
     static func hex(_ bytes: [UInt8]) -> String {
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        let digits: StaticString = "0123456789abcdef"
         return String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
-            for (index, byte) in bytes.enumerated() {
-                buffer[2 * index] = digits[Int(byte >> 4)]
-                buffer[2 * index + 1] = digits[Int(byte & 0x0F)]
+            digits.withUTF8Buffer { digits in
+                for (index, byte) in bytes.enumerated() {
+                    buffer[2 * index] = digits[Int(byte >> 4)]
+                    buffer[2 * index + 1] = digits[Int(byte & 0x0F)]
+                }
             }
             return bytes.count * 2
         }
