@@ -41,13 +41,15 @@ extension JSONValue {
             buffer.append(UInt8(ascii: "]"))
         case .object(let members):
             buffer.append(UInt8(ascii: "{"))
-            var first = true
-            for member in JSONWriter.sortedMembers(members) {
-                if !first { buffer.append(UInt8(ascii: ",")) }
-                first = false
-                JSONText.appendString(member.key, to: &buffer)
-                buffer.append(UInt8(ascii: ":"))
-                member.value.write(into: &buffer)
+            JSONWriter.withSortedMembers(members) { sorted in
+                var first = true
+                for member in sorted {
+                    if !first { buffer.append(UInt8(ascii: ",")) }
+                    first = false
+                    JSONText.appendString(member.key, to: &buffer)
+                    buffer.append(UInt8(ascii: ":"))
+                    member.value.write(into: &buffer)
+                }
             }
             buffer.append(UInt8(ascii: "}"))
         }
@@ -74,12 +76,16 @@ enum JSONWriter {
     static func appendInteger(_ value: Int64, to buffer: inout [UInt8]) {
         if value < 0 { buffer.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
-        let start = buffer.count
-        repeat {
-            buffer.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10))
-            magnitude /= 10
-        } while magnitude != 0
-        buffer[start...].reverse()
+        // At most 19 digits (Int64.min): written backwards on the stack, appended in one go.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude != 0
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
     }
 
     static func appendDouble(_ value: Double, to buffer: inout [UInt8]) {
@@ -106,16 +112,19 @@ enum JSONWriter {
         let value: JSONValue
     }
 
-    /// The members of an object ordered by the UTF-8 bytes of their keys.
-    static func sortedMembers(_ members: [String: JSONValue]) -> [Member] {
-        var sorted: [Member] = []
-        sorted.reserveCapacity(members.count)
-        for (key, value) in members {
-            sorted.append(Member(key: key, value: value))
-        }
-        if sorted.count <= 16 {
-            // Insertion sort: fewest comparisons and no closure overhead for typical small objects.
-            sorted.withUnsafeMutableBufferPointer { elements in
+    /// Calls `body` with the members of an object ordered by the UTF-8 bytes of their keys, in a buffer on the
+    /// stack for small objects (no allocation per object).
+    static func withSortedMembers(_ members: [String: JSONValue], _ body: (UnsafeBufferPointer<Member>) -> Void) {
+        withUnsafeTemporaryAllocation(of: Member.self, capacity: members.count) { sorted in
+            var count = 0
+            for (key, value) in members {
+                (sorted.baseAddress! + count).initialize(to: Member(key: key, value: value))
+                count += 1
+            }
+            defer { sorted.baseAddress!.deinitialize(count: count) }
+            var elements = UnsafeMutableBufferPointer(rebasing: sorted[..<count])
+            if count <= 16 {
+                // Insertion sort: fewest comparisons and no closure overhead for typical small objects.
                 for unsortedStart in elements.indices.dropFirst() {
                     var position = unsortedStart
                     while position > 0 && utf8Precedes(elements[position].key, elements[position - 1].key) {
@@ -123,11 +132,11 @@ enum JSONWriter {
                         position -= 1
                     }
                 }
+            } else {
+                elements.sort { utf8Precedes($0.key, $1.key) }
             }
-        } else {
-            sorted.sort { utf8Precedes($0.key, $1.key) }
+            body(UnsafeBufferPointer(elements))
         }
-        return sorted
     }
 
     /// Orders strings by their UTF-8 bytes (not Swift's Unicode-aware `<`, which normalizes).

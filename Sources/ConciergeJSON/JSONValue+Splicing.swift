@@ -22,10 +22,17 @@ extension JSONValue {
     /// byte for byte (their order and spelling kept), so answering a message costs one copy instead of a
     /// re-serialization.
     ///
+    /// - Parameters:
+    ///   - key: The member's key.
+    ///   - document: The JSON object to copy.
+    ///   - valueCapacity: How many bytes to reserve for the value (a hint: a larger value still fits, after the
+    ///     buffer grows).
+    ///   - writeValue: Appends the value's JSON text to the buffer it is given.
     /// - Returns: The new document; nil when `document` does not end in `}` (after trailing whitespace).
     public static func appendingMember(
         _ key: String,
         to document: [UInt8],
+        valueCapacity: Int = 256,
         writeValue: (inout [UInt8]) -> Void
     ) -> [UInt8]? {
         var end = document.count
@@ -36,7 +43,7 @@ extension JSONValue {
         guard before > 0 else { return nil }
         let isEmpty = document[before - 1] == UInt8(ascii: "{")
         var output: [UInt8] = []
-        output.reserveCapacity(end + key.utf8.count + 256)
+        output.reserveCapacity(end + key.utf8.count + 4 + max(0, valueCapacity))
         output.append(contentsOf: document[..<before])
         if !isEmpty { output.append(UInt8(ascii: ",")) }
         JSONText.appendString(key, to: &output)

@@ -39,30 +39,36 @@ public struct HandleResponse<I: Intent>: Sendable {
 
     /// Writes the JSON form of a response without its own ``userActivity`` (the same document
     /// ``jsonValue(intent:)`` gives, keys in the same order), with `intent`, the raw JSON text of the intent,
-    /// copied into the default activity as it is.
+    /// copied into the default activity as it is. The data is serialized once, straight into `buffer`, and copied for
+    /// its second place.
     func writeWithDefaultActivity(intent: ArraySlice<UInt8>, into buffer: inout [UInt8]) {
-        var dataBytes: [UInt8] = []
-        if let data { JSONValue.object(data).write(into: &dataBytes) }
-        let codeValue = JSONValue.string(code.rawValue)
         buffer.append(contentsOf: #"{"code":"#.utf8)
-        codeValue.write(into: &buffer)
-        if data != nil {
+        JSONText.appendString(code.rawValue, to: &buffer)
+        var dataRange: Range<Int>?
+        if let data {
             buffer.append(contentsOf: #","data":"#.utf8)
-            buffer.append(contentsOf: dataBytes)
+            let start = buffer.count
+            JSONValue.object(data).write(into: &buffer)
+            dataRange = start..<buffer.count
         }
         if let message {
             buffer.append(contentsOf: #","message":"#.utf8)
-            JSONValue.string(message).write(into: &buffer)
+            JSONText.appendString(message, to: &buffer)
         }
         buffer.append(contentsOf: #","userActivity":{"activityType":"#.utf8)
-        JSONValue.string(I.intentType).write(into: &buffer)
+        JSONText.appendString(I.intentType, to: &buffer)
         buffer.append(contentsOf: #","userInfo":{"interaction":{"intent":"#.utf8)
         buffer.append(contentsOf: intent)
         buffer.append(contentsOf: #","response":{"code":"#.utf8)
-        codeValue.write(into: &buffer)
-        if data != nil {
+        JSONText.appendString(code.rawValue, to: &buffer)
+        if let dataRange {
             buffer.append(contentsOf: #","data":"#.utf8)
-            buffer.append(contentsOf: dataBytes)
+            let start = buffer.count
+            buffer.append(contentsOf: repeatElement(0, count: dataRange.count))
+            buffer.withUnsafeMutableBufferPointer { bytes in
+                guard let base = bytes.baseAddress else { return }
+                (base + start).update(from: base + dataRange.lowerBound, count: dataRange.count)
+            }
         }
         buffer.append(contentsOf: "}}}}}".utf8)
     }

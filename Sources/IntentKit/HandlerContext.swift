@@ -35,7 +35,17 @@
 /// that returns a response anyway is answered with that response (a payment that went out is reported, not hidden).
 public struct HandlerContext: Sendable {
     /// The job id given by the broker (opaque; for logs).
-    public var jobID: String
+    public var jobID: String {
+        get {
+            switch _jobID {
+            case .text(let text): return text
+            case .bytes(let bytes): return Self.hex(bytes)
+            }
+        }
+        set { _jobID = .text(newValue) }
+    }
+    /// The job id as given, or as the worker received it (written out as text only when a handler reads it).
+    private var _jobID: _JobID
     /// The name of the worker process running the job.
     public var workerName: String
     /// The phase being run.
@@ -65,12 +75,41 @@ public struct HandlerContext: Sendable {
         idempotencyKey: String? = nil,
         attempt: Int = 1
     ) {
-        self.jobID = jobID
+        self._jobID = .text(jobID)
         self.workerName = workerName
         self.phase = phase
         self.deadline = deadline
         self.idempotencyKey = idempotencyKey
         self.attempt = attempt
+    }
+
+    /// Creates a context for a job whose id is `jobID`, the 8 bytes of a JOB's job id frame; ``jobID`` gives them as
+    /// lower-case hex, two digits a byte, made when first read (the worker's hot path makes one context per job).
+    package init(
+        jobIDBytes jobID: UInt64,
+        workerName: String,
+        phase: IntentPhase,
+        deadline: ContinuousClock.Instant?,
+        idempotencyKey: String?,
+        attempt: Int
+    ) {
+        self._jobID = .bytes(jobID)
+        self.workerName = workerName
+        self.phase = phase
+        self.deadline = deadline
+        self.idempotencyKey = idempotencyKey
+        self.attempt = attempt
+    }
+
+    /// Lower-case hex of the 8 bytes of `bytes`, most significant first.
+    private static func hex(_ bytes: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 16) { buffer in
+            for index in 0..<16 {
+                let nibble = UInt8(truncatingIfNeeded: bytes >> (60 - 4 * UInt64(index))) & 0x0F
+                buffer[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+            }
+            return 16
+        }
     }
 
     /// Creates a context whose deadline is `timeLeft` from now (the broker sends the time left in each JOB).
@@ -102,4 +141,10 @@ public struct HandlerContext: Sendable {
         }
         return String(decoding: hex, as: UTF8.self)
     }
+}
+
+/// A job id as text, or as the 8 bytes a JOB carries.
+private enum _JobID: Sendable {
+    case text(String)
+    case bytes(UInt64)
 }

@@ -40,7 +40,14 @@ extension HandlerProvider {
                     error: IntentError(code: .badBody, message: "the body must be a JSON object, got \(json._kindName)")
                 )
             }
-            for key in ["resolve", "confirm", "handle"] {
+            // One pass over the members finds whether a phase result is not an object (an Interaction has few
+            // members); only then are they named in order.
+            var phaseResultNotObject = false
+            for (key, value) in object where key == "resolve" || key == "confirm" || key == "handle" {
+                if case .object = value { continue }
+                phaseResultNotObject = true
+            }
+            for key in ["resolve", "confirm", "handle"] where phaseResultNotObject {
                 if let value = object[key], value.objectValue == nil {
                     return JobOutput(
                         error: IntentError(

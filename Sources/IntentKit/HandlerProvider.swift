@@ -25,7 +25,8 @@ public struct HandlerProvider: Sendable {
         assert(Set(names).count == names.count, "\(H.Intent.self) declares a parameter name twice")
         registrations[H.Intent.intentType] = Registration(
             run: { phase, body, context in
-                await _JobRunner<H>.run(factory: factory, phase: phase, body: body, context: context)
+                await _JobRunner<H>.run(
+                    factory: factory, parameterNames: names, phase: phase, body: body, context: context)
             },
             definition: { IntentDefinition(describing: H.Intent.self) }
         )

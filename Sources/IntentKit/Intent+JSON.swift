@@ -8,13 +8,28 @@ extension Intent {
     /// means no parameters.
     /// - Throws: ``IntentError`` with code ``IntentError/Code/badBody`` whose message names the offending parameter.
     public init(jsonValue: JSONValue) throws(IntentError) {
+        try self.init(jsonValue: jsonValue, parameterNames: Self.parameters.map(\.name))
+    }
+
+    /// ``init(jsonValue:)`` with the names of ``Intent/parameters``, in order, computed once by the caller (the job
+    /// runner, once per registered handler): matching a body's parameters then reads no generic parameter list.
+    init(jsonValue: JSONValue, parameterNames names: [String]) throws(IntentError) {
         guard case .object(let object) = jsonValue else {
             throw IntentError(code: .badBody, message: "\"intent\" must be an object, got \(jsonValue._kindName)")
         }
-        for key in object.keys where key != "type" && key != "identifier" && key != "parameters" {
-            throw IntentError(code: .badBody, message: "unknown key \"\(key)\" in \"intent\"")
+        // One pass over the members (no hashing): an intent has three keys at most.
+        var typeValue: JSONValue?
+        var identifierValue: JSONValue?
+        var parametersValue: JSONValue?
+        for (key, value) in object {
+            switch key {
+            case "type": typeValue = value
+            case "identifier": identifierValue = value
+            case "parameters": parametersValue = value
+            default: throw IntentError(code: .badBody, message: "unknown key \"\(key)\" in \"intent\"")
+            }
         }
-        guard case .string(let type)? = object["type"] else {
+        guard case .string(let type)? = typeValue else {
             throw IntentError(code: .badBody, message: "\"intent\" has no string \"type\"")
         }
         guard type == Self.intentType else {
@@ -24,35 +39,37 @@ extension Intent {
             )
         }
         self.init()
-        switch object["identifier"] {
+        switch identifierValue {
         case nil, .null?: break
         case .string(let identifier)?: self.identifier = identifier
         case let other?:
             throw IntentError(code: .badBody, message: "\"identifier\" must be a string, got \(other._kindName)")
         }
         let values: [String: JSONValue]
-        switch object["parameters"] {
+        switch parametersValue {
         case nil, .null?: values = [:]
         case .object(let parameters)?: values = parameters
         case let other?:
             throw IntentError(code: .badBody, message: "\"parameters\" must be an object, got \(other._kindName)")
         }
-        // Unknown parameters first (PROTOCOL.md 5.11); counting the declared ones present costs no allocation, and
-        // only a body with an unknown one pays for finding its name.
-        let declaredPresent = Self.parameters.reduce(0) { $0 + (values[$1.name] != nil ? 1 : 0) }
-        if declaredPresent < values.count {
-            let declared = Self.parameters.map(\.name)
-            if let unknown = values.keys.filter({ !declared.contains($0) }).sorted().first {
-                throw IntentError(
-                    code: .unknownParameter,
-                    message: "\(Self.intentType) has no parameter \"\(unknown)\"",
-                    parameter: unknown,
-                    intent: Self.intentType
-                )
-            }
+        // Unknown parameters first (PROTOCOL.md 5.11). Names are compared rather than hashed: keys are unique, so a
+        // body whose every key is declared has at most as many values as there are declared parameters, and matching
+        // costs at most (declared parameters)² string comparisons. Only a body with an unknown one pays for finding
+        // its name.
+        for key in values.keys where !names.contains(key) {
+            let unknown = values.keys.filter { !names.contains($0) }.sorted().first ?? key
+            throw IntentError(
+                code: .unknownParameter,
+                message: "\(Self.intentType) has no parameter \"\(unknown)\"",
+                parameter: unknown,
+                intent: Self.intentType
+            )
         }
-        for parameter in Self.parameters {
-            guard let value = values[parameter.name] else { continue }
+        guard !values.isEmpty else { return }
+        let parameters = Self.parameters
+        for index in 0..<names.count {
+            guard let value = Self.value(named: names[index], in: values) else { continue }
+            let parameter = parameters[index]
             do {
                 try parameter.setValue(value, in: &self)
             } catch {
@@ -72,6 +89,12 @@ extension Intent {
                 )
             }
         }
+    }
+
+    /// The value of member `name` of `values`, found by comparing keys (a body carries few parameters).
+    private static func value(named name: String, in values: [String: JSONValue]) -> JSONValue? {
+        for (key, value) in values where key == name { return value }
+        return nil
     }
 
     /// Why a numeric value (or a list of them) lies outside `minimum`...`maximum`; nil when it does not.

@@ -10,11 +10,11 @@ struct _InteractionBody: Sendable {
     /// Where the value of `"intent"` lies in ``bytes``.
     let intentRange: Range<Int>?
 
-    /// The body with `key` added as its last member (`writeValue` writes the value); nil when the body already has
-    /// `key` (the caller then serializes the whole output).
-    func appending(_ key: String, writeValue: (inout [UInt8]) -> Void) -> [UInt8]? {
+    /// The body with `key` added as its last member (`writeValue` writes the value, for which `valueCapacity`
+    /// bytes are reserved); nil when the body already has `key` (the caller then serializes the whole output).
+    func appending(_ key: String, valueCapacity: Int = 256, writeValue: (inout [UInt8]) -> Void) -> [UInt8]? {
         guard members[key] == nil else { return nil }
-        return JSONValue.appendingMember(key, to: bytes, writeValue: writeValue)
+        return JSONValue.appendingMember(key, to: bytes, valueCapacity: valueCapacity, writeValue: writeValue)
     }
 
     /// The body with `"intent"` replaced (serialized anew; for the rare bodies that must change).

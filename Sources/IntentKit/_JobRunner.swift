@@ -10,8 +10,11 @@ import ConciergeJSON
 enum _JobRunner<H: IntentHandler> {
     typealias I = H.Intent
 
+    /// - Parameter parameterNames: The names of `H.Intent`'s parameters, in order (see
+    ///   ``Intent/init(jsonValue:parameterNames:)``).
     static func run(
         factory: @Sendable () -> H,
+        parameterNames: [String],
         phase: IntentPhase,
         body: _InteractionBody,
         context: HandlerContext
@@ -21,7 +24,7 @@ enum _JobRunner<H: IntentHandler> {
         }
         let intent: I
         do {
-            intent = try I(jsonValue: intentJSON)
+            intent = try I(jsonValue: intentJSON, parameterNames: parameterNames)
         } catch {
             return JobOutput(error: error)
         }
@@ -122,6 +125,9 @@ enum _JobRunner<H: IntentHandler> {
             if let range = body.intentRange, handled.userActivity == nil,
                 let spliced = body.appending(
                     "handle",
+                    // The default activity repeats the intent, and the handler's data (often the intent's values)
+                    // is written twice: room for that in one allocation.
+                    valueCapacity: 3 * range.count + 512,
                     writeValue: { handled.writeWithDefaultActivity(intent: body.bytes[range], into: &$0) }
                 )
             {

@@ -97,6 +97,20 @@ public final class ZMQSocket: @unchecked Sendable {
     /// option cannot be read (the socket is closed or its context terminated).
     public var canReceive: Bool { ((try? intOption(.events)) ?? 0) & Int32(ZMQ_POLLIN) != 0 }
 
+    /// The file descriptor libzmq signals when the socket's readiness may have changed (`ZMQ_FD`), to wait on the
+    /// socket as a raw descriptor (``ZMQPoller/add(fileDescriptor:)``), which costs a poll no `ZMQ_EVENTS` check.
+    /// It is edge-triggered: once it was readable, receive until nothing is waiting, or the socket may hold messages
+    /// while the descriptor stays quiet. Nil if the option cannot be read (the socket is closed or its context
+    /// terminated).
+    public var readinessFileDescriptor: Int32? {
+        var descriptor: Int32 = -1
+        var size = MemoryLayout<Int32>.size
+        guard zmq_getsockopt(handle, ZMQSocketOption.fileDescriptor.rawValue, &descriptor, &size) == 0 else {
+            return nil
+        }
+        return descriptor
+    }
+
     // MARK: Sending
 
     /// Sends one frame. Returns `false` if the send would block and `dontWait` is set.

@@ -26,6 +26,9 @@ public struct ZMQSocketOption: Sendable, Hashable {
     public static let lastEndpoint = ZMQSocketOption(rawValue: ZMQ_LAST_ENDPOINT)
     public static let receiveMore = ZMQSocketOption(rawValue: ZMQ_RCVMORE)
     public static let events = ZMQSocketOption(rawValue: ZMQ_EVENTS)
+    /// The file descriptor that signals the socket's readiness may have changed (read only): see
+    /// ``ZMQSocket/readinessFileDescriptor``.
+    public static let fileDescriptor = ZMQSocketOption(rawValue: ZMQ_FD)
 }
 
 extension ZMQSocketOption {

@@ -22,4 +22,17 @@ import Testing
         let retried = HandlerContext(idempotencyKey: "k", attempt: 2)
         #expect(retried.idempotencyKey == "k" && retried.attempt == 2)
     }
+
+    @Test func aJobIDGivenAsBytesReadsAsLowerCaseHexAndCanBeReplaced() {
+        var context = HandlerContext(
+            jobIDBytes: 0x0123_4567_89AB_CDEF, workerName: "w", phase: .handle, deadline: nil, idempotencyKey: nil,
+            attempt: 1)
+        #expect(context.jobID == "0123456789abcdef")
+        #expect(
+            HandlerContext(
+                jobIDBytes: 0xFF, workerName: "w", phase: .handle, deadline: nil, idempotencyKey: nil, attempt: 1
+            ).jobID == "00000000000000ff")
+        context.jobID = "mine"
+        #expect(context.jobID == "mine")
+    }
 }
