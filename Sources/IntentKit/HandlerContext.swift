@@ -75,12 +75,9 @@ public struct HandlerContext: Sendable {
         idempotencyKey: String? = nil,
         attempt: Int = 1
     ) {
-        self._jobID = .text(jobID)
-        self.workerName = workerName
-        self.phase = phase
-        self.deadline = deadline
-        self.idempotencyKey = idempotencyKey
-        self.attempt = attempt
+        self.init(
+            _jobID: .text(jobID), workerName: workerName, phase: phase, deadline: deadline,
+            idempotencyKey: idempotencyKey, attempt: attempt)
     }
 
     /// Creates a context for a job whose id is `jobID`, the 8 bytes of a JOB's job id frame; ``jobID`` gives them as
@@ -93,7 +90,16 @@ public struct HandlerContext: Sendable {
         idempotencyKey: String?,
         attempt: Int
     ) {
-        self._jobID = .bytes(jobID)
+        self.init(
+            _jobID: .bytes(jobID), workerName: workerName, phase: phase, deadline: deadline,
+            idempotencyKey: idempotencyKey, attempt: attempt)
+    }
+
+    private init(
+        _jobID: _JobID, workerName: String, phase: IntentPhase, deadline: ContinuousClock.Instant?,
+        idempotencyKey: String?, attempt: Int
+    ) {
+        self._jobID = _jobID
         self.workerName = workerName
         self.phase = phase
         self.deadline = deadline
