@@ -11,6 +11,9 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// This manifest's directory, with a trailing slash (the linker needs absolute paths to files in the package).
+let packageDirectory = String(#filePath.dropLast("Package.swift".count))
+
 let package = Package(
     name: "concierge",
     products: [
@@ -170,12 +173,23 @@ let package = Package(
                 "ConciergeCommandLine", "ConciergeExamples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            exclude: ["startup-order.ld"],
             swiftSettings: swiftSettings,
-            // Every worker of a pool runs this binary: lld packs its relative relocations (DT_RELR, glibc 2.36 and
-            // later), so a statically linked worker reads and maps about 1 MiB less at start (issue 14, Docs/OVERLOAD.md).
+            // Every worker of a pool runs this binary, so its idle size counts once per process (issue 14, Docs/PROFILES.md,
+            // "The idle worker"):
+            // - lld packs its relative relocations (DT_RELR, glibc 2.36 and later): about 1 MiB less read and mapped
+            //   at start;
+            // - startup-order.ld (Scripts/order-worker) puts the code run from start to the first jobs at the front
+            //   of the text, so it is mapped in fewer 64 KiB windows;
+            // - nothing is exported: the Swift runtime's `-export-dynamic` would put every symbol in .dynsym/.dynstr
+            //   (about 0.6 MiB read at start), and nothing looks this executable's symbols up.
             linkerSettings: [
                 .unsafeFlags(
-                    ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
+                    [
+                        "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                        "-Xlinker", "-T", "-Xlinker", packageDirectory + "Sources/concierge-worker/startup-order.ld",
+                        "-Xlinker", "--no-export-dynamic",
+                    ],
                     .when(platforms: [.linux]))
             ]
         ),
@@ -252,7 +266,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "concierge", "concierge-worker", "ConciergeTestKit", "ConciergeCommandLine", "IntentClient", "ZeroMQ", "IntentWire",
+                "concierge", "concierge-worker", "ConciergeTestKit", "ConciergeCommandLine", "IntentClient", "ZeroMQ",
+                "IntentWire",
                 "ConciergeJSON", "IntentBroker", "ConciergeTop", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -6,7 +6,7 @@
 #   Deploy/container/build-image.sh BINARY [IMAGE]      # IMAGE defaults to localhost/concierge:latest
 #
 # BINARY is the `concierge` executable. Production uses the release binary with the Swift runtime linked in:
-#   swift build -c release --static-swift-stdlib --product concierge
+#   Scripts/build-release --product concierge
 #   Deploy/container/build-image.sh .build/release/concierge
 # A dynamically linked (debug) binary works too: the Swift runtime libraries it loads (found with ldd, outside the
 # system's library directories, e.g. under /opt/swift) are copied into the image. A `concierge-worker` beside BINARY

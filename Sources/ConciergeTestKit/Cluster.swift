@@ -30,6 +30,11 @@ public final class Cluster: @unchecked Sendable {
         return url.appendingPathComponent("concierge")
     }
 
+    /// The slim worker executable, `concierge-worker`, built next to `concierge`.
+    public static var slimWorkerExecutable: URL {
+        executable.deletingLastPathComponent().appendingPathComponent("concierge-worker")
+    }
+
     public init() throws {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("concierge-test-\(UInt32.random(in: 0...UInt32.max))")
@@ -44,11 +49,14 @@ public final class Cluster: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Starts `concierge <arguments>` and remembers it under `name`; its stderr goes to `<dir>/<name>.log`.
+    /// Starts `concierge <arguments>` (or another `executable`) and remembers it under `name`; its stderr goes to
+    /// `<dir>/<name>.log`.
     @discardableResult
-    public func start(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Process {
+    public func start(
+        _ name: String, _ arguments: [String], environment: [String: String] = [:], executable: URL = Cluster.executable
+    ) throws -> Process {
         let process = Process()
-        process.executableURL = Self.executable
+        process.executableURL = executable
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }

@@ -330,8 +330,7 @@ extension EndToEnd {
 
             // The slim worker that pools run, too (it reads key files without Foundation).
             let slim = Process()
-            slim.executableURL = Cluster.executable.deletingLastPathComponent().appendingPathComponent(
-                "concierge-worker")
+            slim.executableURL = Cluster.slimWorkerExecutable
             slim.arguments = [
                 "--broker", cluster.backend, "--curve-server-key", keys.path("broker.pub"), "--curve-secret-key", bad,
             ]

@@ -196,8 +196,7 @@ extension EndToEnd {
         @Test func slimWorkerRejectsBadOptionsWithUsage() async throws {
             let cluster = try Cluster()
             let process = Process()
-            process.executableURL = Cluster.executable.deletingLastPathComponent().appendingPathComponent(
-                "concierge-worker")
+            process.executableURL = Cluster.slimWorkerExecutable
             process.arguments = ["--capacity", "0"]
             let pipe = Pipe()
             process.standardError = pipe

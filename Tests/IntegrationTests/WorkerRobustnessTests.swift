@@ -101,5 +101,31 @@ extension EndToEnd {
             #expect(try broker.receive() == ["CIPW02", "DISCONNECT"])
             #expect(await cluster.waitForExit("w1", seconds: 5) == 0)
         }
+
+        /// The slim `concierge-worker` has its own entry point (its main thread parks in `pause()` and the command
+        /// runs in a detached task, Docs/PROFILES.md "The idle worker"): it registers, answers a job, and on SIGTERM
+        /// drains, disconnects and exits 0, like `concierge worker`.
+        @Test func theSlimWorkerServesThenDrainsAndExitsZero() async throws {
+            let cluster = try Cluster()
+            let broker = try ScriptedBroker(endpoint: cluster.backend)
+            try cluster.start(
+                "w1", ["--broker", cluster.backend, "--name", "w1", "--capacity", "4", "--heartbeat-ms", "5000"],
+                executable: Cluster.slimWorkerExecutable
+            )
+            let ready = try broker.receive()
+            #expect(ready?.prefix(4) == ["CIPW02", "READY", "4", "w1"], "\(cluster.log("w1"))")
+
+            try broker.send(Self.job(1))
+            let result = try broker.receive()
+            #expect(result?[1] == "RESULT" && result?[2] == String(decoding: Self.job(1)[2], as: UTF8.self))
+            #expect(result?[3] == "stop", "\(String(describing: result))")
+            #expect(result?[4].contains(#""text":"x""#) == true, "\(String(describing: result))")
+
+            cluster.signal("w1", SIGTERM)
+            #expect(try broker.receive() == ["CIPW02", "DRAIN"])
+            try broker.send([Array("CIPW01".utf8), Array("DRAIN".utf8)])
+            #expect(try broker.receive() == ["CIPW02", "DISCONNECT"])
+            #expect(await cluster.waitForExit("w1", seconds: 5) == 0)
+        }
     }
 }
