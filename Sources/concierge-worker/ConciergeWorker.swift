@@ -30,7 +30,7 @@ struct ConciergeWorker: AsyncParsableCommand {
 /// The entry point. It parses and runs `ConciergeWorker` as `AsyncParsableCommand.main()` would, but the main
 /// thread parks in `pause()` instead of `dispatchMain()`: on Linux `dispatchMain()` ends the main thread with
 /// `pthread_exit`, whose forced unwind reads the unwind tables of every frame on the main stack, and that alone kept
-/// about 0.4 MiB of `.eh_frame_hdr` and `.eh_frame` resident in every idle worker (Docs/PROFILES.md, "The idle
+/// about 0.5 MiB of `.eh_frame_hdr` and `.eh_frame` resident in every idle worker (Docs/PROFILES.md, "The idle
 /// worker"). Nothing in the worker runs on the main actor, so the main queue is never needed.
 @main
 enum ConciergeWorkerMain {
