@@ -1,3 +1,4 @@
+public import IntentWire
 public import ZeroMQ
 
 /// Everything a ``ConciergeClient`` can be told.
@@ -34,6 +35,12 @@ public struct ClientConfiguration: Sendable {
     /// CURVE: the broker's public key and this client's key pair (its public key must be on the broker's client
     /// allowlist); nil: no encryption (only for brokers on loopback or `ipc://`). Every endpoint uses the same keys.
     public var curve: CurveClientKeys?
+    /// Client-side adaptive throttling (``AdaptiveThrottle``), one throttle per intent type: when the broker refuses
+    /// many of this client's requests of a type with `busy`, the client refuses a share of new ones itself, without
+    /// sending them (``ClientError/Code/throttled``), and sends about ``AdaptiveThrottle/Configuration/multiplier``
+    /// times what the broker accepts. This spares the broker (and this process) the work of receiving, refusing and
+    /// answering requests it would shed anyway. nil (the default): every request is sent.
+    public var throttle: AdaptiveThrottle.Configuration?
 
     /// A configuration for one broker endpoint.
     public init(
@@ -42,11 +49,12 @@ public struct ClientConfiguration: Sendable {
         heartbeatInterval: Duration = .seconds(1),
         heartbeatLiveness: Int = 3,
         reconnectTimeout: Duration = .seconds(10),
-        curve: CurveClientKeys? = nil
+        curve: CurveClientKeys? = nil,
+        throttle: AdaptiveThrottle.Configuration? = nil
     ) {
         self.init(
             brokerEndpoints: [brokerEndpoint], routingID: routingID, heartbeatInterval: heartbeatInterval,
-            heartbeatLiveness: heartbeatLiveness, reconnectTimeout: reconnectTimeout, curve: curve)
+            heartbeatLiveness: heartbeatLiveness, reconnectTimeout: reconnectTimeout, curve: curve, throttle: throttle)
     }
 
     /// A configuration for several broker endpoints (the active broker and its standbys, in any order).
@@ -56,7 +64,8 @@ public struct ClientConfiguration: Sendable {
         heartbeatInterval: Duration = .seconds(1),
         heartbeatLiveness: Int = 3,
         reconnectTimeout: Duration = .seconds(10),
-        curve: CurveClientKeys? = nil
+        curve: CurveClientKeys? = nil,
+        throttle: AdaptiveThrottle.Configuration? = nil
     ) {
         self.brokerEndpoints = brokerEndpoints
         self.routingID = routingID ?? "client-\(UInt64.random(in: 0...UInt64.max))"
@@ -64,5 +73,6 @@ public struct ClientConfiguration: Sendable {
         self.heartbeatLiveness = heartbeatLiveness
         self.reconnectTimeout = reconnectTimeout
         self.curve = curve
+        self.throttle = throttle
     }
 }

@@ -43,6 +43,8 @@ final class ClientCore: @unchecked Sendable {
         /// socket completed a handshake since (libzmq then sends what it queued). If not, it is still queued on the
         /// current socket, and a move sends it again on the next one instead of asking about it.
         var mayHaveArrived: Bool
+        /// With ``ClientConfiguration/throttle``: the request's intent type, until its first answer is counted.
+        var throttleKey: String?
     }
 
     /// Who gets the next STATUS answer for a request id (the broker answers the STATUS queries about one id in
@@ -60,6 +62,8 @@ final class ClientCore: @unchecked Sendable {
 
     // Loop-thread state
     private var pending: [String: Pending] = [:]
+    /// With ``ClientConfiguration/throttle``: one throttle per intent type.
+    private var throttles: [String: AdaptiveThrottle] = [:]
     private var statusWaiters: [String: [StatusWaiter]] = [:]
     /// Counts the connections to the broker: one more after every disconnect.
     private var connection: UInt64 = 0
@@ -359,6 +363,11 @@ final class ClientCore: @unchecked Sendable {
                 )
                 return
             }
+            let throttleKey = configuration.throttle == nil ? nil : Self.intentType(of: frames)
+            if let throttleKey, let refusal = throttle(throttleKey, id: id) {
+                continuation.finish(throwing: refusal)
+                return
+            }
             // Sends never wait: without a high-water mark the DEALER queues while it has a connection pipe, and
             // it has none only once libzmq has given up on the connection (a failed security handshake).
             do {
@@ -368,7 +377,7 @@ final class ClientCore: @unchecked Sendable {
                 }
                 pending[id] = Pending(
                     serial: serial, continuation: continuation, frames: frames, sentOn: connection,
-                    mayHaveArrived: established)
+                    mayHaveArrived: established, throttleKey: throttleKey)
             } catch {
                 continuation.finish(throwing: ClientError(code: .transport, message: "\(error)"))
             }
@@ -416,6 +425,35 @@ final class ClientCore: @unchecked Sendable {
                 continuation.resume(throwing: connectionGivenUp())
             }
         }
+    }
+
+    /// A REQUEST's intent type (F3 of `[signature, REQUEST, id, type, ...]`).
+    private static func intentType(of frames: [[UInt8]]) -> String {
+        frames.count > 3 ? String(decoding: frames[3], as: UTF8.self) : ""
+    }
+
+    /// Asks the throttle of intent type `key` whether to send a new request: nil to send it, else the error that
+    /// ends it unsent.
+    private func throttle(_ key: String, id: String) -> ClientError? {
+        guard let configuration = configuration.throttle else { return nil }
+        let now = MonotonicTime.now()
+        if throttles[key]?.admit(now: now) ?? true { return nil }
+        let probability = throttles[key]?.refusalProbability(now: now) ?? 0
+        return ClientError(
+            code: .throttled,
+            message: "request \(id): not sent: the broker refused many recent \(key) requests (busy), and this "
+                + "client's throttle refuses about \(Int((probability * 100).rounded())) % of new ones "
+                + "(multiplier \(configuration.multiplier))"
+        )
+    }
+
+    /// Counts a request's first answer in its intent type's throttle: `busy` is a refusal, anything else an accept.
+    private func countFirstAnswer(of id: String, _ reply: Reply) {
+        guard let key = pending[id]?.throttleKey, let configuration = configuration.throttle else { return }
+        pending[id]?.throttleKey = nil
+        let accepted = reply.status != .error || reply.errorCode != WireErrorCode.busy.rawValue
+        throttles[key, default: AdaptiveThrottle(configuration: configuration)].record(
+            accepted: accepted, now: MonotonicTime.now())
     }
 
     /// Sends `CIPC02 CANCEL <id>` (PROTOCOL.md 4.10.2); false if libzmq gave the connection up.
@@ -540,6 +578,7 @@ final class ClientCore: @unchecked Sendable {
             pending[id] = request
             return
         }
+        countFirstAnswer(of: id, reply)
         if reply.isFinal {
             finish(id, .success(reply))
         } else {

@@ -25,6 +25,10 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let cancelUnsupported = Code(rawValue: "cancel-unsupported")
         /// A request id given to the client is empty or longer than 255 bytes.
         public static let badRequestID = Code(rawValue: "bad-request-id")
+        /// The client's own adaptive throttle (``ClientConfiguration/throttle``) refused the request: the broker has
+        /// been refusing many requests of its intent type with `busy`. The request was never sent, so sending it
+        /// again later is always safe (``RetryPolicy`` retries it).
+        public static let throttled = Code(rawValue: "throttled")
         /// libzmq refused (bad endpoint, ...).
         public static let transport = Code(rawValue: "transport")
         public var description: String { rawValue }

@@ -4,7 +4,8 @@ import IntentWire
 /// request again after a failure that may be temporary.
 ///
 /// Retried: the error replies `busy`, `worker-lost`, `timeout`, `outcome-unknown` and `unavailable`, and the
-/// client's own endings ``ClientError/Code/brokerRestarted`` and ``ClientError/Code/connectionLost`` (see
+/// client's own endings ``ClientError/Code/brokerRestarted``, ``ClientError/Code/connectionLost`` and
+/// ``ClientError/Code/throttled`` (see
 /// ``isRetryable(code:)``). Never retried: `idempotency-conflict`, `cancelled`, validation errors (`bad-body`,
 /// `invalid-type`, ...), a handler's failure, and every other error. Every attempt carries the same idempotency key
 /// and the same body, so the broker runs the intent at most once per key (PROTOCOL.md 4.10.1); each attempt has a
@@ -54,12 +55,13 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     /// The error codes that are retried: the broker's `busy`, `worker-lost`, `timeout`, `outcome-unknown` and
-    /// `unavailable`, and the client's `broker-restarted` and `connection-lost` (each a failure after which the same
-    /// key may run, or has run, once; after `unavailable` nothing ran).
+    /// `unavailable`, and the client's `broker-restarted`, `connection-lost` and `throttled` (each a failure after
+    /// which the same key may run, or has run, once; after `unavailable` and `throttled` nothing ran).
     public static let retryableCodes: Set<String> = [
         WireErrorCode.busy.rawValue, WireErrorCode.workerLost.rawValue, WireErrorCode.timeout.rawValue,
         WireErrorCode.outcomeUnknown.rawValue, WireErrorCode.unavailable.rawValue,
         ClientError.Code.brokerRestarted.rawValue, ClientError.Code.connectionLost.rawValue,
+        ClientError.Code.throttled.rawValue,
     ]
 
     /// Whether an error with this code (an error reply's `code`, or a ``ClientError/Code``'s raw value) is retried.

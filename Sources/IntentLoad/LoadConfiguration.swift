@@ -1,3 +1,4 @@
+public import IntentWire
 public import ZeroMQ
 
 /// How a load run drives the broker: where, how hard, for how long.
@@ -48,6 +49,11 @@ public struct LoadConfiguration: Sendable {
     /// Every request carries a fresh idempotency key (a `CIPC02` REQUEST with F7: this run's random prefix and the
     /// request's number), to measure what keys cost the broker (PROTOCOL.md 4.10.1).
     public var idempotencyKeys: Bool
+    /// Client-side adaptive throttling, one throttle per intent type (``AdaptiveThrottle``): when the broker
+    /// refuses many requests with `busy`, the client refuses a share of new ones itself, without sending them
+    /// (outcome ``LoadOutcome/throttled``). nil (the default): every request is sent, so that the run measures the
+    /// broker's own shedding.
+    public var throttle: AdaptiveThrottle.Configuration?
 
     public init(
         endpoint: String = "tcp://127.0.0.1:5555",
@@ -62,7 +68,8 @@ public struct LoadConfiguration: Sendable {
         progressInterval: Duration = .seconds(1),
         connectTimeout: Duration = .seconds(5),
         curve: CurveClientKeys? = nil,
-        idempotencyKeys: Bool = false
+        idempotencyKeys: Bool = false,
+        throttle: AdaptiveThrottle.Configuration? = nil
     ) {
         self.endpoints = [endpoint]
         self.mode = mode
@@ -77,6 +84,7 @@ public struct LoadConfiguration: Sendable {
         self.connectTimeout = connectTimeout
         self.curve = curve
         self.idempotencyKeys = idempotencyKeys
+        self.throttle = throttle
     }
 
     /// Checks the values against each other; throws ``LoadError/Code/badConfiguration``.

@@ -7,11 +7,16 @@ import IntentWire
 /// `final.resolve.disambiguation`), `error.<code>` for error replies (`error.busy` is a shed request),
 /// `progress` for in-progress replies, `unanswered` for requests without a final reply when the run ended, and
 /// `error.broker-restarted` for requests the broker no longer knew after their connection came back (a client-side
-/// ending, not a reply: the broker restarted and lost them; PROTOCOL.md 7.2).
+/// ending, not a reply: the broker restarted and lost them; PROTOCOL.md 7.2), and `throttled` for requests the
+/// client's adaptive throttle refused without sending them.
 public enum LoadOutcome {
     public static let progress = "progress"
     public static let unanswered = "unanswered"
     public static let brokerRestarted = "error.broker-restarted"
+    /// A request the client's own throttle refused (``LoadConfiguration/throttle``): it was never sent.
+    public static let throttled = "throttled"
+    /// The outcome of a request the broker shed.
+    public static let busy = "error.busy"
 
     /// The outcome key of a final reply's body for `phase`.
     public static func final(phase: String, body: UnsafeRawBufferPointer) -> String {

@@ -15,6 +15,8 @@ public struct LoadRecorder: Sendable {
     public private(set) var progressReplies = 0
     public private(set) var deadlineMisses = 0
     public private(set) var unanswered = 0
+    /// Measured requests the client's throttle refused (counted in ``requests`` too: they were offered).
+    public private(set) var throttled = 0
     /// One point per interval after the warm-up.
     public private(set) var timeline: [LoadTimelinePoint] = []
 
@@ -29,11 +31,22 @@ public struct LoadRecorder: Sendable {
         intervalNanos = max(1, interval.nanoseconds)
     }
 
-    /// A measured request was sent.
+    /// A measured request was sent (and so offered).
     public mutating func recordSent(now: UInt64) {
         requests += 1
         advance(to: now)
         current.sent += 1
+    }
+
+    /// A measured request was offered and the client's throttle refused it: it ends at once, unsent, with outcome
+    /// ``LoadOutcome/throttled`` (no latency is recorded: no reply came).
+    public mutating func recordThrottled(now: UInt64) {
+        requests += 1
+        throttled += 1
+        outcomes[LoadOutcome.throttled, default: 0] += 1
+        advance(to: now)
+        current.sent += 1
+        current.completed += 1
     }
 
     /// The first reply of a measured request arrived `latency` ns after its intended send time;

@@ -71,6 +71,8 @@ struct LoadEngine: ~Copyable {
         var sent: UInt64
         var firstReplyAt: UInt64 = 0
         var connection: Int32
+        /// The workload item (its index in ``LoadEngine/prepared``).
+        var item: Int32
         var measured: Bool
     }
 
@@ -99,6 +101,9 @@ struct LoadEngine: ~Copyable {
     var nextID: UInt64 = 1
     var random = SplitMix64(seed: 0x5EED_C0C1_E26E)
     var strayReplies = 0
+    /// With ``LoadConfiguration/throttle``: one throttle per intent type of the workload, and each item's throttle.
+    var throttles: [AdaptiveThrottle] = []
+    var throttleIndex: [Int] = []
 
     init(
         configuration: LoadConfiguration, workload: LoadWorkload, context: ZMQContext, stopFlag: StopFlag
@@ -128,6 +133,18 @@ struct LoadEngine: ~Copyable {
         }
         deadlineFrame = Array(String(configuration.deadlineMilliseconds).utf8)
         deadlineNanos = UInt64(configuration.deadlineMilliseconds) * 1_000_000
+        if let throttle = configuration.throttle {
+            var types: [String] = []
+            for item in workload.items {
+                if let index = types.firstIndex(of: item.intentType) {
+                    throttleIndex.append(index)
+                } else {
+                    throttleIndex.append(types.count)
+                    types.append(item.intentType)
+                }
+            }
+            throttles = types.map { _ in AdaptiveThrottle(configuration: throttle) }
+        }
         // "load-<16 hex digits>-": keys of runs never collide; the number after it makes each request's key fresh.
         let prefix = "load-" + String(UInt64.random(in: 0...UInt64.max), radix: 16) + "-"
         keyPrefixCount = prefix.utf8.count
@@ -226,14 +243,17 @@ struct LoadEngine: ~Copyable {
         do {
             if case .closed(let concurrency) = configuration.mode {
                 for index in 0..<concurrency {
-                    let now = MonotonicTime.now()
-                    // Past the warm-up, never more than the request count.
-                    if shouldMeasure(now) && measuredSent >= countLimit { break }
-                    let measured = shouldMeasure(now)
-                    try send(connection: index % sockets.count, intended: now, now: now, measured: measured)
-                    if measured {
-                        measuredSent += 1
-                        recorder.recordSent(now: now)
+                    // A request the throttle refuses ends at once, and its slot takes the next.
+                    var sent = false
+                    while !sent {
+                        let now = MonotonicTime.now()
+                        // Past the warm-up, never more than the request count.
+                        if shouldMeasure(now) && measuredSent >= countLimit { break }
+                        let measured = shouldMeasure(now)
+                        sent = try offer(
+                            connection: index % sockets.count, intended: now, now: now, measured: measured,
+                            recorder: &recorder)
+                        if measured { measuredSent += 1 }
                     }
                 }
             }
@@ -246,12 +266,12 @@ struct LoadEngine: ~Copyable {
                         let intended = schedule.intendedTime(of: nextIndex)
                         guard intended < offerEnd else { break }
                         let measured = shouldMeasure(intended)
-                        try send(
-                            connection: nextIndex % sockets.count, intended: intended, now: now, measured: measured)
+                        try offer(
+                            connection: nextIndex % sockets.count, intended: intended, now: now, measured: measured,
+                            recorder: &recorder)
                         if measured {
                             measuredSent += 1
                             lastMeasuredSend = now
-                            recorder.recordSent(now: now)
                         }
                         nextIndex += 1
                     }
@@ -287,12 +307,15 @@ struct LoadEngine: ~Copyable {
                         // Closed loop: the next request takes the slot of the one that ended.
                         if offering, schedule == nil, now < offerEnd, !stopFlag.value.load(ordering: .relaxed) {
                             let measured = shouldMeasure(now)
-                            if measured && measuredSent >= countLimit { continue }
-                            try send(connection: Int(ended.connection), intended: now, now: now, measured: measured)
-                            if measured {
-                                measuredSent += 1
-                                lastMeasuredSend = now
-                                recorder.recordSent(now: now)
+                            var sent = false
+                            while !sent && !(measured && measuredSent >= countLimit) {
+                                sent = try offer(
+                                    connection: Int(ended.connection), intended: now, now: now, measured: measured,
+                                    recorder: &recorder)
+                                if measured {
+                                    measuredSent += 1
+                                    lastMeasuredSend = now
+                                }
                             }
                         }
                     }
@@ -350,6 +373,7 @@ struct LoadEngine: ~Copyable {
             errorReplies: recorder.errorReplies,
             progressReplies: recorder.progressReplies,
             unanswered: recorder.unanswered,
+            throttled: recorder.throttled,
             deadlineMisses: recorder.deadlineMisses,
             outcomes: recorder.outcomes,
             firstReply: LatencyPercentiles(recorder.firstReply),
@@ -365,10 +389,26 @@ struct LoadEngine: ~Copyable {
 
     // MARK: Requests and replies
 
+    /// Offers one request: sends it, unless its intent type's throttle (``LoadConfiguration/throttle``) refuses it,
+    /// which ends it at once (outcome ``LoadOutcome/throttled``). Records a measured request as offered either way.
+    /// Returns whether it was sent.
+    @discardableResult
+    mutating func offer(
+        connection: Int, intended: UInt64, now: UInt64, measured: Bool, recorder: inout LoadRecorder
+    ) throws(ZMQError) -> Bool {
+        let item = prepared.count == 1 ? 0 : workload.pick(random.next())
+        if !throttles.isEmpty, !throttles[throttleIndex[item]].admit(now: now) {
+            if measured { recorder.recordThrottled(now: now) }
+            return false
+        }
+        try send(item: item, connection: connection, intended: intended, now: now, measured: measured)
+        if measured { recorder.recordSent(now: now) }
+        return true
+    }
+
     /// Sends one request: `[CIPC01, REQUEST, id, type, phase, deadline, body]`, or with idempotency keys
     /// `[CIPC02, REQUEST, id, type, phase, deadline, body, key]`.
-    mutating func send(connection: Int, intended: UInt64, now: UInt64, measured: Bool) throws(ZMQError) {
-        let item = prepared.count == 1 ? 0 : workload.pick(random.next())
+    mutating func send(item: Int, connection: Int, intended: UInt64, now: UInt64, measured: Bool) throws(ZMQError) {
         let id = nextID
         nextID &+= 1
         let socket = sockets[connection]
@@ -386,7 +426,8 @@ struct LoadEngine: ~Copyable {
             setKey(id)
             try socket.send(keyBuffer)
         }
-        inflight[id] = InFlight(intended: intended, sent: now, connection: Int32(connection), measured: measured)
+        inflight[id] = InFlight(
+            intended: intended, sent: now, connection: Int32(connection), item: Int32(item), measured: measured)
     }
 
     /// Puts request `id`'s key in `keyBuffer`: the run's prefix, then `id` in decimal (no allocation: the buffer
@@ -439,6 +480,7 @@ struct LoadEngine: ~Copyable {
         let isProgress = message.equals(3, CIP.Status.progress)
         if request.firstReplyAt == 0 {
             request.firstReplyAt = now
+            recordFirstAnswer(&message, of: request, now: now)
             if request.measured {
                 recorder.recordFirstReply(
                     latency: now - request.intended, missedDeadline: now - request.sent > deadlineNanos
@@ -456,6 +498,16 @@ struct LoadEngine: ~Copyable {
             recorder.recordFinalReply(latency: now - request.intended, outcome: outcome, isError: isError, now: now)
         }
         return request
+    }
+
+    /// Tells the request's throttle, if any, what the broker did with it: a first answer that is the error `busy`
+    /// is a refusal, any other an accept.
+    private mutating func recordFirstAnswer(_ message: inout ZMQMultipart, of request: InFlight, now: UInt64) {
+        guard !throttles.isEmpty else { return }
+        let refused =
+            message.equals(3, CIP.Status.error)
+            && message.withBytes(5) { LoadOutcome.error(body: $0) } == LoadOutcome.busy
+        throttles[throttleIndex[Int(request.item)]].record(accepted: !refused, now: now)
     }
 
     /// The outcome name of a `final` or `error` REPLY or STATUS answer (F3 status, F4 phase, F5 body), and whether
@@ -484,6 +536,7 @@ struct LoadEngine: ~Copyable {
             recorder.recordBrokerRestarted(now: now)
         } else {
             if request.firstReplyAt == 0 {
+                recordFirstAnswer(&message, of: request, now: now)
                 recorder.recordFirstReply(
                     latency: now - request.intended, missedDeadline: now - request.sent > deadlineNanos
                 )

@@ -3,7 +3,7 @@ public import ConciergeJSON
 extension LoadSummary {
     /// The machine-readable summary (`concierge load --json`): `throughput_rps`, `requests`, `first_reply_us` and
     /// `final_reply_us` (each with `p50`, `p90`, `p99`, `p999`, `max`, `mean`, `count`), `outcomes`,
-    /// `deadline_misses`, `idempotency_keys` (whether every request carried a fresh key), and the rest of the run's
+    /// `deadline_misses`, `throttled` (requests the client's throttle refused unsent), `idempotency_keys` (whether every request carried a fresh key), and the rest of the run's
     /// figures; latencies in microseconds.
     public var json: JSONValue {
         func percentiles(_ value: LatencyPercentiles) -> JSONValue {
@@ -28,6 +28,7 @@ extension LoadSummary {
             "error_replies": .int(Int64(errorReplies)),
             "progress_replies": .int(Int64(progressReplies)),
             "unanswered": .int(Int64(unanswered)),
+            "throttled": .int(Int64(throttled)),
             "errors": .int(Int64(errors)),
             "deadline_misses": .int(Int64(deadlineMisses)),
             "outcomes": .object(outcomes.mapValues { .int(Int64($0)) }),

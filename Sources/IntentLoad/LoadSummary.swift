@@ -17,7 +17,7 @@ public struct LoadSummary: Sendable {
     /// What was sent: one label per workload item with its phase.
     public var workload: [String]
 
-    /// Measured requests sent.
+    /// Measured requests offered: sent, or refused by the client's throttle (``throttled``).
     public var requests: Int
     /// Requests answered with a final (non-error) reply per second of the measured window.
     public var throughputRPS: Double
@@ -31,6 +31,8 @@ public struct LoadSummary: Sendable {
     public var errorReplies: Int
     public var progressReplies: Int
     public var unanswered: Int
+    /// Measured requests the client's own throttle refused without sending them (``LoadConfiguration/throttle``).
+    public var throttled: Int = 0
     /// Requests whose first reply came later than their deadline (counted from the actual send).
     public var deadlineMisses: Int
     /// Counts by outcome key (see ``LoadOutcome``).

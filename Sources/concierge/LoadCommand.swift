@@ -99,6 +99,17 @@ struct LoadCommand: AsyncParsableCommand {
     )
     var idempotency = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Client-side adaptive throttling with multiplier K (e.g. 1.1; off by default).",
+            discussion:
+                "Per intent type, once the broker refuses requests with busy, the client itself refuses a share of new "
+                + "ones, unsent, so that it sends about K times what the broker accepts (outcome 'throttled'). "
+                + "Without it, every request is sent and the run measures the broker's own shedding."
+        )
+    )
+    var clientThrottle: Double?
+
     @Flag(help: "Print the JSON summary on standard output instead of the table.")
     var json = false
 
@@ -223,6 +234,13 @@ struct LoadCommand: AsyncParsableCommand {
             connectTimeout: try connectTimeout.map { try parse($0, "--connect-timeout") } ?? defaults.connectTimeout,
             idempotencyKeys: idempotency
         )
+        if let clientThrottle {
+            do {
+                configuration.throttle = try AdaptiveThrottle.Configuration(multiplier: clientThrottle)
+            } catch {
+                throw ValidationError("--client-throttle: \(error.message)")
+            }
+        }
         configuration.endpoints = endpoints
         return configuration
     }
