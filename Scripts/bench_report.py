@@ -120,10 +120,11 @@ if overload and capacity:
     print(f"Overload: open loop at 2× the echo capacity measured above ({fmt(capacity)} req/s), 1 s deadline, "
           f"{overload.get('duration_s', 0):.0f} s; goodput is final replies per second.")
     print()
-    print("| broker settings | offered req/s | goodput req/s | goodput / capacity | busy | progress | deadline misses | "
-          "first reply p50 / p99 µs | broker RSS peak / 3 s after, MiB |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, label in (("overload", "default"), ("overload_capped", "`--standing-queue-wait-ms 20`")):
+    print("| settings | offered req/s | goodput req/s | goodput / capacity | busy | throttled (unsent) | progress | "
+          "deadline misses | first reply p50 / p99 µs | broker RSS peak / 3 s after, MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, label in (("overload", "default"), ("overload_capped", "`--standing-queue-wait-ms 20`"),
+                        ("overload_throttled", "default; client `--client-throttle 1.1`")):
         run = load(name)
         if run is None:
             continue
@@ -131,6 +132,7 @@ if overload and capacity:
         first = run["first_reply_us"]
         print(f"| {label} | {fmt(run['offered_rps'])} | {fmt(run['throughput_rps'])} | "
               f"{run['throughput_rps'] / capacity:.2f}× | {run['outcomes'].get('error.busy', 0):,} | "
+              f"{run['outcomes'].get('throttled', 0):,} | "
               f"{run['outcomes'].get('progress', 0):,} | {run['deadline_misses']} | "
               f"{fmt(first['p50'])} / {fmt(first['p99'])} | "
               f"{'-' if peak is None else f'{peak:.0f} / {after:.0f}'} |")
@@ -234,7 +236,8 @@ if lifecycle and c_thr:
     ratio = lifecycle["rps"] / c_thr["rps"]
     print(f"- lifecycle >= 0.25x the C broker's echo: {ratio:.2f}x -> {'PASS' if ratio >= 0.25 else 'FAIL'}")
 if overload and capacity:
-    for name, label in (("overload", "default"), ("overload_capped", "--standing-queue-wait-ms 20")):
+    for name, label in (("overload", "default"), ("overload_capped", "--standing-queue-wait-ms 20"),
+                        ("overload_throttled", "client --client-throttle 1.1")):
         run = load(name)
         if run is None:
             continue

@@ -39,7 +39,8 @@ extension LoadSummary {
             lines.append("client backlog: up to \(clientBacklogMax) due requests waited for a free in-flight slot")
         }
         if throttled > 0 {
-            lines.append("throttled: \(LoadFormat.grouped(throttled)) requests refused by the client's throttle, never sent")
+            lines.append(
+                "throttled: \(LoadFormat.grouped(throttled)) requests refused by the client's throttle, never sent")
         }
         if strayReplies > 0 { lines.append("stray replies: \(strayReplies)") }
         return lines.joined(separator: "\n")

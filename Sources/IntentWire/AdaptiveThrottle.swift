@@ -73,7 +73,8 @@ public struct AdaptiveThrottle: Sendable {
 
     public init(configuration: Configuration) {
         self.configuration = configuration
-        let nanos = configuration.window.components.seconds * 1_000_000_000
+        let nanos =
+            configuration.window.components.seconds * 1_000_000_000
             + configuration.window.components.attoseconds / 1_000_000_000
         bucketNanos = UInt64(max(1, nanos / Int64(Self.bucketCount)))
     }

@@ -18,7 +18,7 @@ extension EndToEnd {
         @Test func countersEqualWhatTheLoadClientSaw() async throws {
             let cluster = try Cluster()
             try cluster.startBroker(["--http", "127.0.0.1:0", "--max-queued-per-type", "4"])
-            let port = try await httpPort(cluster)
+            let port = try await cluster.brokerHTTPPort()
             try cluster.startWorker("w1", capacity: 4)
             try cluster.startWorker("w2", capacity: 4)
             try await cluster.waitForBrokerLog("worker registered", "w1")
@@ -94,7 +94,7 @@ extension EndToEnd {
         @Test func queueDepthAndOldestAgeShowWhileRequestsWait() async throws {
             let cluster = try Cluster()
             try cluster.startBroker(["--http", "127.0.0.1:0"])
-            let port = try await httpPort(cluster)
+            let port = try await cluster.brokerHTTPPort()
             try cluster.startWorker("w1", capacity: 1)
             try await cluster.waitForBrokerLog("worker registered", "w1")
             let client = try cluster.client()
@@ -127,7 +127,7 @@ extension EndToEnd {
             let initialized = try runConcierge(["journal", "init", server.url])
             #expect(initialized.status == 0, "\(initialized.error)")
             try cluster.startBroker(["--http", "127.0.0.1:0", "--journal", server.url])
-            let port = try await httpPort(cluster)
+            let port = try await cluster.brokerHTTPPort()
             let before = try httpGet(port: port, "/readyz")
             #expect(before.status == 503 && before.body.contains("no worker"), "\(before)")
             #expect(try httpGet(port: port, "/livez").status == 200)
@@ -169,13 +169,6 @@ extension EndToEnd {
             #expect(refused.status == 64 && refused.error.contains("--http-insecure"), "\(refused.error)")
             let malformed = try runConcierge(["broker", "--http", "nonsense"])
             #expect(malformed.status == 64, "\(malformed.error)")
-        }
-
-        private func httpPort(_ cluster: Cluster) async throws -> Int {
-            try await cluster.waitForBrokerLog("http ready")
-            let line = try #require(cluster.log("broker").split(separator: "\n").first { $0.contains("http ready") })
-            let field = try #require(line.split(separator: " ").first { $0.hasPrefix("http=") })
-            return try #require(Int(field.split(separator: ":").last ?? ""))
         }
     }
 }

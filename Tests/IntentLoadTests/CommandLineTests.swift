@@ -31,6 +31,7 @@ extension LoadRuns {
             #expect(json["concurrency"]?.intValue == 10)
             #expect(json["connections"]?.intValue == 4)
             #expect(json["errors"]?.intValue == 0)
+            #expect(json["throttled"]?.intValue == 0)
             for key in ["first_reply_us", "final_reply_us"] {
                 let values = ["p50", "p90", "p99", "p999", "max"].compactMap { json[key]?[$0]?.intValue }
                 #expect(values.count == 5, "\(key)")
@@ -227,6 +228,8 @@ extension LoadRuns {
             ["--delay-ms=-1"],
             ["--concurrency", "0"],
             ["--deadline-ms", "5"],
+            ["--client-throttle", "0.5"],
+            ["--client-throttle", "nan"],
         ])
         func invalidOptionsAreRejectedBeforeAnythingIsSent(arguments: [String]) async throws {
             let directory = try makeTemporaryDirectory("concierge-load-invalid")

@@ -91,7 +91,9 @@ import Testing
     }
 
     @Test func badConfigurationsAreRejected() {
-        #expect(throws: AdaptiveThrottle.ConfigurationError.self) { try AdaptiveThrottle.Configuration(multiplier: 0.9) }
+        #expect(throws: AdaptiveThrottle.ConfigurationError.self) {
+            try AdaptiveThrottle.Configuration(multiplier: 0.9)
+        }
         #expect(throws: AdaptiveThrottle.ConfigurationError.self) {
             try AdaptiveThrottle.Configuration(multiplier: .nan)
         }
