@@ -235,7 +235,9 @@ struct LoadEngine: ~Copyable {
         var completedAll = 0  // warm-up included, for the progress line
         var poller = ZMQPoller()
         for socket in sockets { poller.add(socket) }
-        for monitor in monitors { poller.add(monitor.socket) }
+        // The monitors are read on a timer, not polled: every socket in `zmq_poll` costs a `poll` and a `getpid`
+        // system call per pass (libzmq checks each socket's command mailbox), and a pass runs for every wake-up.
+        var nextMonitorCheck = start
         var buffer = ZMQMultipart(capacity: 8)
 
         func shouldMeasure(_ intended: UInt64) -> Bool { intended >= warmupEnd }
@@ -286,7 +288,7 @@ struct LoadEngine: ~Copyable {
                 if !offering && (inflight.isEmpty || now >= drainEnd) { break }
 
                 // Sleep until a reply comes, the next request is due, or the next tick.
-                var wakeAt = min(nextProgress, offering ? offerEnd : drainEnd)
+                var wakeAt = min(nextProgress, offering ? offerEnd : drainEnd, nextMonitorCheck)
                 if offering, let schedule, inflight.count < configuration.maxInFlight {
                     wakeAt = min(wakeAt, schedule.intendedTime(of: nextIndex))
                 }
@@ -294,8 +296,9 @@ struct LoadEngine: ~Copyable {
                 let timeout = wakeAt > now ? Int((wakeAt - now + 999_999) / 1_000_000) : 0
                 try poller.poll(timeoutMilliseconds: timeout)
 
-                for index in sockets.indices where poller.isReadable(sockets.count + index) {
-                    try checkMonitor(connection: index)
+                if MonotonicTime.now() >= nextMonitorCheck {
+                    for index in sockets.indices { try checkMonitor(connection: index) }
+                    nextMonitorCheck = MonotonicTime.now() + Self.monitorInterval
                 }
                 for index in sockets.indices where poller.isReadable(index) {
                     let socket = sockets[index]
@@ -441,6 +444,9 @@ struct LoadEngine: ~Copyable {
         } while value > 0
         keyBuffer[keyPrefixCount...].reverse()
     }
+
+    /// How often the monitors are read (a reconnect's sweep starts at most this long after the handshake).
+    static let monitorInterval: UInt64 = 50_000_000
 
     /// Reads connection `connection`'s monitor: when the connection comes back after a disconnect, asks STATUS
     /// about every request in flight on it (the sweep of PROTOCOL.md 7.2). The STATUS queries queue behind any
