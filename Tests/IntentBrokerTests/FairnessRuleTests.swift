@@ -108,13 +108,32 @@ import Testing
         #expect(broker.delivered.map(\.request).suffix(2) == ["b1", "a1"])
     }
 
+    /// A flood has queued more than a light client's short deadline allows at the type's pace; the light client's
+    /// first request waits behind one of the flood's, not behind all of them, so it is admitted and served next.
+    @Test func aNewClientsShortDeadlineIsCheckedAgainstItsTurnNotTheWholeQueue() throws {
+        var broker = DispatchRuleTests.oneWorkerAtTenJobsPerSecond(try CoreHarness())
+        // About 10 jobs/s and one running: 20 queued would take about 2 s.
+        for index in 11...30 { broker.send("s\(index)", deadlineMs: 60_000) }
+        broker.send("light", deadlineMs: 1000, client: "light")
+        #expect(broker.endings(of: "light", client: "light").isEmpty)
+        #expect(broker.core.statistics.shedRequests == 0)
+        broker.answer("w1")  // s10 ends; the flood's head s11 was first in turn
+        broker.answer("w1")
+        #expect(broker.endings(of: "light", client: "light").isEmpty)
+        broker.answer("w1")
+        #expect(broker.endings(of: "light", client: "light").map(\.status) == [.final])
+        // The same request from the flood's own client waits behind its whole lane and is refused.
+        broker.send("late", deadlineMs: 1000)
+        #expect(broker.endings(of: "late").first?.code == "busy")
+    }
+
     @Test func thePaceCheckCountsOnlyWhatRoundRobinTakesFirst() throws {
         var queue = RequestQueue()
         let heavy = Array("heavy".utf8)
         let light = Array("light".utf8)
         for index in 0..<100 { queue.enqueue(UInt64(index), client: heavy, ticket: UInt64(index), arrival: 0) }
         #expect(queue.fairPosition(of: heavy) == 101)
-        #expect(queue.fairPosition(of: light) == 101)  // one client so far: plain order
+        #expect(queue.fairPosition(of: light) == 2)  // a new client: heavy's head, then it
         queue.enqueue(1000, client: light, ticket: 1000, arrival: 0)
         #expect(queue.fairPosition(of: light) == 4)  // heavy's next two and light's own one, then it
         #expect(queue.fairPosition(of: heavy) == 102)

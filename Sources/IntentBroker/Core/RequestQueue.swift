@@ -139,10 +139,11 @@ struct RequestQueue {
     }
 
     /// How many requests would be taken before a new request of `client` (and it itself) under round robin: each
-    /// client's waiting requests count up to the new one's place in its own lane. A pass over the clients when
-    /// there are several.
+    /// client's waiting requests count up to the new one's place in its own lane. A pass over the clients, unless
+    /// the only lane is the client's own (then it is plain order). A new client's request waits for at most one
+    /// request of each other lane, however many they hold.
     mutating func fairPosition(of client: [UInt8]) -> Int {
-        guard slotOfClient.count > 1 else { return count + 1 }
+        if slotOfClient.isEmpty || (slotOfClient.count == 1 && slotOfClient[client] != nil) { return count + 1 }
         let place = count(of: client) + 1
         var ahead = 1
         for case let lane? in lanes { ahead += min(lane.live, place) }
