@@ -4,9 +4,11 @@
 A well-behaved client runs a closed loop (one Echo handle request at a time) and measures its first-reply latency,
 alone and while a flood client sends 50,000 requests as fast as it can without reading a reply; rounds alternate on
 the same broker and workers, so that the machine's drift hits both alike. Afterwards the flood reads its replies and
-both clients' busy counts are printed. Writes fairness.json in the output folder and prints one line per round.
+both clients' busy counts are printed. Writes fairness.json (or NAME.json) in the output folder and prints one line per round.
 
-    bench_fairness.py FRONTEND OUT_DIR [--rounds 3] [--flood 50000] [--requests 1000]
+    bench_fairness.py FRONTEND OUT_DIR [--rounds 3] [--flood 50000] [--requests 1000] [--name fairness]
+
+--name: the results file's name in OUT_DIR (NAME.json), for runs against brokers with different settings.
 """
 
 from __future__ import annotations
@@ -106,6 +108,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--flood", type=int, default=50_000)
     parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--name", default="fairness")
     args = parser.parse_args()
     context = zmq.Context()
     good_loop(context, args.frontend, 200, None)  # warm-up
@@ -142,7 +145,7 @@ def main() -> None:
             f"{flood_result.get('busy')} busy, {flood_result.get('other')} other, "
             f"{flood_result.get('unanswered')} unanswered",
             flush=True)
-    (args.out / "fairness.json").write_text(json.dumps(rounds, indent=1))
+    (args.out / f"{args.name}.json").write_text(json.dumps(rounds, indent=1))
     context.term()
 
 

@@ -255,10 +255,12 @@ if idle > 0:
 if all(all(rounds) for rounds in journal_rounds.values()):
     ratio = sum(r["rps"] for r in journal_rounds["sqlite"]) / sum(r["rps"] for r in journal_rounds["memory"])
     print(f"- echo with the SQLite journal >= 0.5x memory-only: {ratio:.2f}x -> {'PASS' if ratio >= 0.5 else 'FAIL'}")
-fairness_path = os.path.join(out, "fairness.json")
-if os.path.exists(fairness_path):
+for name, label in (("fairness", "default"), ("fairness_capped", "--standing-queue-wait-ms 20")):
+    fairness_path = os.path.join(out, f"{name}.json")
+    if not os.path.exists(fairness_path):
+        continue
     rounds = json.load(open(fairness_path))
     worst = max(r["p99_ratio"] for r in rounds)
-    print(f"- a flood of 50,000 raises another client's p99 <= 3x: worst round {worst:.1f}x -> "
+    print(f"- a flood of 50,000 raises another client's p99 <= 3x ({label}): worst round {worst:.1f}x -> "
           f"{'PASS' if worst <= 3 else 'FAIL'}; the well-behaved client got busy "
           f"{sum(r['flooded_busy'] for r in rounds)} times, the flood {sum(r['flood'].get('busy', 0) for r in rounds)}")
