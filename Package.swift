@@ -238,7 +238,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "IntentWireTests", dependencies: ["IntentWire", "ConciergeJSON"], swiftSettings: swiftSettings
+            name: "IntentWireTests",
+            dependencies: [
+                "IntentWire", "ConciergeJSON", .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "IntentClientTests", dependencies: ["IntentClient", "IntentWire", "ConciergeJSON", "ZeroMQ"],

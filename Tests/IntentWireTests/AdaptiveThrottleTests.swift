@@ -1,4 +1,5 @@
 import IntentWire
+import PropertyBased
 import Testing
 
 @Suite struct AdaptiveThrottleTests {
@@ -88,6 +89,44 @@ import Testing
         var refused = 0
         for _ in 0..<10 where !throttle.admit(now: now) { refused += 1 }
         #expect((4...5).contains(refused))
+    }
+
+    /// Any mix of sends, accepts, refusals and time: the probability stays in 0..<1, it is 0 once no refusal (the
+    /// broker's or the throttle's own) is left in the window, and the throttle counts exactly the requests it refused.
+    @Test func theProbabilityIsZeroWithoutRecentRefusalsWhateverHappens() async {
+        await propertyCheck(count: 300, input: Gen.int(in: 0...9_999).array(of: 1...400)) { steps in
+            var throttle = AdaptiveThrottle(configuration: try! .init(multiplier: 1.5, window: .seconds(1)))
+            var now: UInt64 = Self.millisecond
+            var inFlight = 0
+            var refusedHere = 0
+            var lastRefusal: UInt64?
+            for step in steps {
+                now += UInt64(step % 50) * Self.millisecond * UInt64(step % 7 == 0 ? 20 : 1)
+                switch step % 3 {
+                case 0:
+                    if throttle.admit(now: now) {
+                        inFlight += 1
+                    } else {
+                        refusedHere += 1
+                        lastRefusal = now
+                    }
+                case 1 where inFlight > 0:
+                    inFlight -= 1
+                    throttle.record(accepted: true, now: now)
+                case 2 where inFlight > 0:
+                    inFlight -= 1
+                    throttle.record(accepted: false, now: now)
+                    lastRefusal = now
+                default:
+                    break
+                }
+                let probability = throttle.refusalProbability(now: now)
+                #expect(probability >= 0 && probability < 1)
+                if let lastRefusal, now - lastRefusal <= 1_100 * Self.millisecond { continue }
+                #expect(probability == 0, "no refusal in the last window")
+            }
+            #expect(throttle.refused == refusedHere)
+        }
     }
 
     @Test func badConfigurationsAreRejected() {
