@@ -447,10 +447,12 @@ final class ClientCore: @unchecked Sendable {
         )
     }
 
-    /// Counts a request's first answer in its intent type's throttle: `busy` is a refusal, anything else an accept.
-    private func countFirstAnswer(of id: String, _ reply: Reply) {
-        guard let key = pending[id]?.throttleKey, let configuration = configuration.throttle else { return }
-        pending[id]?.throttleKey = nil
+    /// Counts a request's first answer in its intent type's throttle (`request` is its entry, `throttleKey` set):
+    /// `busy` is a refusal, anything else an accept.
+    private func countFirstAnswer(of id: String, _ request: inout Pending, _ reply: Reply) {
+        guard let key = request.throttleKey, let configuration = configuration.throttle else { return }
+        request.throttleKey = nil
+        pending[id] = request
         let accepted = reply.status != .error || reply.errorCode != WireErrorCode.busy.rawValue
         throttles[key, default: AdaptiveThrottle(configuration: configuration)].record(
             accepted: accepted, now: MonotonicTime.now())
@@ -578,7 +580,7 @@ final class ClientCore: @unchecked Sendable {
             pending[id] = request
             return
         }
-        countFirstAnswer(of: id, reply)
+        if request.throttleKey != nil { countFirstAnswer(of: id, &request, reply) }
         if reply.isFinal {
             finish(id, .success(reply))
         } else {

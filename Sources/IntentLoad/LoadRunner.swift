@@ -245,18 +245,13 @@ struct LoadEngine: ~Copyable {
         do {
             if case .closed(let concurrency) = configuration.mode {
                 for index in 0..<concurrency {
-                    // A request the throttle refuses ends at once, and its slot takes the next.
-                    var sent = false
-                    while !sent {
-                        let now = MonotonicTime.now()
-                        // Past the warm-up, never more than the request count.
-                        if shouldMeasure(now) && measuredSent >= countLimit { break }
-                        let measured = shouldMeasure(now)
-                        sent = try offer(
-                            connection: index % sockets.count, intended: now, now: now, measured: measured,
-                            recorder: &recorder)
-                        if measured { measuredSent += 1 }
-                    }
+                    let now = MonotonicTime.now()
+                    let measured = shouldMeasure(now)
+                    // Past the warm-up, never more than the request count.
+                    if measured && measuredSent >= countLimit { break }
+                    measuredSent += try fillSlot(
+                        connection: index % sockets.count, now: now, measured: measured,
+                        room: countLimit - measuredSent, recorder: &recorder)
                 }
             }
             while true {
@@ -309,16 +304,12 @@ struct LoadEngine: ~Copyable {
                         if ended.measured { lastMeasuredReply = now }
                         // Closed loop: the next request takes the slot of the one that ended.
                         if offering, schedule == nil, now < offerEnd, !stopFlag.value.load(ordering: .relaxed) {
-                            let measured = shouldMeasure(now)
-                            var sent = false
-                            while !sent && !(measured && measuredSent >= countLimit) {
-                                sent = try offer(
-                                    connection: Int(ended.connection), intended: now, now: now, measured: measured,
-                                    recorder: &recorder)
-                                if measured {
-                                    measuredSent += 1
-                                    lastMeasuredSend = now
-                                }
+                            let offered = try fillSlot(
+                                connection: Int(ended.connection), now: now, measured: shouldMeasure(now),
+                                room: countLimit - measuredSent, recorder: &recorder)
+                            if offered > 0 {
+                                measuredSent += offered
+                                lastMeasuredSend = now
                             }
                         }
                     }
@@ -391,6 +382,22 @@ struct LoadEngine: ~Copyable {
     }
 
     // MARK: Requests and replies
+
+    /// Closed loop: fills one in-flight slot. Offers requests until one is sent (a request the throttle refuses
+    /// ends at once, and the slot takes the next), or, when measured, until `room` requests were offered. Returns
+    /// how many measured requests were offered.
+    mutating func fillSlot(
+        connection: Int, now: UInt64, measured: Bool, room: Int, recorder: inout LoadRecorder
+    ) throws(ZMQError) -> Int {
+        var offered = 0
+        while !(measured && offered >= room) {
+            let sent = try offer(
+                connection: connection, intended: now, now: now, measured: measured, recorder: &recorder)
+            if measured { offered += 1 }
+            if sent { break }
+        }
+        return offered
+    }
 
     /// Offers one request: sends it, unless its intent type's throttle (``LoadConfiguration/throttle``) refuses it,
     /// which ends it at once (outcome ``LoadOutcome/throttled``). Records a measured request as offered either way.
