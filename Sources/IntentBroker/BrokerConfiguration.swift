@@ -33,10 +33,14 @@ public struct BrokerConfiguration: Sendable {
     /// ``maxBodySize`` plus 64 KiB, so that a body somewhat above ``maxBodySize`` still gets `too-large` and worker
     /// results, which grow as phases add their output, have room; -1 means no limit. See ``transportFrameLimit``.
     public var maxMessageSize: Int?
-    /// The most requests waiting for a worker (all intent types together); past it, error `busy`.
+    /// The most requests waiting for a worker (all intent types together); past it, error `busy`. A queued Echo
+    /// request costs the broker about 800 bytes (its body, the request, its index entries and timer), so the default
+    /// 50,000 is about 40 MiB: with the stored results' 48 MiB, the broker stays within 128 MiB at 2× overload
+    /// (`Docs/OVERLOAD.md`).
     public var maxQueuedRequests: Int
     /// The most requests of one intent type waiting for a worker, so one flooded type cannot fill the whole queue;
-    /// past it, error `busy`.
+    /// past it, error `busy`. The default, 25,000, is a third of a second of echo work at this project's measured
+    /// capacity: longer queues add latency and memory, not goodput (`Docs/OVERLOAD.md`).
     public var maxQueuedPerIntentType: Int
     /// The longest a request may be expected to wait in its queue before a worker starts it, at the intent type's
     /// measured pace; a request that would wait longer gets `busy` at once. nil (the default) means 80% of the
@@ -118,8 +122,8 @@ public struct BrokerConfiguration: Sendable {
         resultsMemory: Int = 48 << 20,
         maxBodySize: Int = 1 << 20,
         maxMessageSize: Int? = nil,
-        maxQueuedRequests: Int = 100_000,
-        maxQueuedPerIntentType: Int = 50_000,
+        maxQueuedRequests: Int = 50_000,
+        maxQueuedPerIntentType: Int = 25_000,
         clientQueueLimit: Int = 100_000,
         workerGracePeriod: Duration = .seconds(5),
         shutdownGracePeriod: Duration = .seconds(5),
