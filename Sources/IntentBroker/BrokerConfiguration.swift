@@ -33,14 +33,14 @@ public struct BrokerConfiguration: Sendable {
     /// ``maxBodySize`` plus 64 KiB, so that a body somewhat above ``maxBodySize`` still gets `too-large` and worker
     /// results, which grow as phases add their output, have room; -1 means no limit. See ``transportFrameLimit``.
     public var maxMessageSize: Int?
-    /// The most requests waiting for a worker (all intent types together); past it, error `busy`. A queued Echo
-    /// request costs the broker about 800 bytes (its body, the request, its index entries and timer), so the default
-    /// 50,000 is about 40 MiB: with the stored results' 48 MiB, the broker stays within 128 MiB at 2× overload
-    /// (`Docs/OVERLOAD.md`).
+    /// The most requests waiting for a worker (all intent types together); past it, error `busy`. A queued request
+    /// costs the broker its body plus about 750 bytes (the request, its index entries and timer: 1,073 bytes for a
+    /// 321-byte body in `Tests/python/test_memory.py`), so the default 50,000 is about 51 MiB (`Docs/OVERLOAD.md`).
     public var maxQueuedRequests: Int
     /// The most requests of one intent type waiting for a worker, so one flooded type cannot fill the whole queue;
-    /// past it, error `busy`. The default, 25,000, is a third of a second of echo work at this project's measured
-    /// capacity: longer queues add latency and memory, not goodput (`Docs/OVERLOAD.md`).
+    /// past it, error `busy`. The default, 25,000 (about 26 MiB of echo requests), is a third of a second of echo
+    /// work at this project's measured capacity: a longer queue added latency and memory, not goodput, and with it
+    /// the broker stays within 128 MiB at 2× overload of one intent type (`Docs/OVERLOAD.md`).
     public var maxQueuedPerIntentType: Int
     /// The longest a request may be expected to wait in its queue before a worker starts it, at the intent type's
     /// measured pace; a request that would wait longer gets `busy` at once. nil (the default) means 80% of the
