@@ -33,6 +33,8 @@ final class WorkerLoop: @unchecked Sendable {
     private let drainRequested = Atomic<Bool>(false)
     private let finished = Mutex<[Finished]>([])
     private let executor: WorkerThreadExecutor?
+    /// The tasks that run jobs on ``executor``, reused from job to job (nil when jobs run on Swift's pool).
+    private let runners: JobRunnerPool?
     private let relay = LoopRelay()
     /// Wakes the standby thread when the loop ends.
     private let standbyWake = EventFD()
@@ -110,7 +112,9 @@ final class WorkerLoop: @unchecked Sendable {
         reconnectDelay = configuration.reconnectInitialDelay
         rotation = EndpointRotation(
             endpoints: configuration.brokerEndpoints, handshakeWindow: configuration.heartbeatInterval.nanoseconds)
-        executor = configuration.jobExecution == .workerThread ? WorkerThreadExecutor(wake: wake) : nil
+        let executor = configuration.jobExecution == .workerThread ? WorkerThreadExecutor(wake: wake) : nil
+        self.executor = executor
+        runners = executor.map(JobRunnerPool.init(executor:))
     }
 
     func requestDrain() {
@@ -414,13 +418,14 @@ final class WorkerLoop: @unchecked Sendable {
             socket.close()
         }
         monitor?.close()
+        runners?.finish()
         context.terminate()
         logger.info(
             "worker stopped",
             metadata: [
                 "unfinished-jobs": "\(running)", "loop-hand-overs": "\(handOvers)",
                 "results-dropped": "\(droppedResults)", "jobs-cancelled": "\(cancelledJobs)",
-                "results-cancelled": "\(cancelledResults)",
+                "results-cancelled": "\(cancelledResults)", "job-runners": "\(runners?.runnersMade ?? 0)",
             ])
     }
 
@@ -516,8 +521,8 @@ final class WorkerLoop: @unchecked Sendable {
         }
         // The table entry is made before this thread can see the job's result (sendFinished runs on the loop's
         // thread after this returns), so it is always removed after it was made.
-        if let executor {
-            runningTasks[key] = Task(executorPreference: executor, operation: work)
+        if let runners {
+            runningTasks[key] = runners.run(work)
         } else {
             runningTasks[key] = Task.detached(operation: work)
         }
