@@ -30,18 +30,21 @@ enum _JobRunner<H: IntentHandler> {
         }
         var body = body
         if case .object(var object) = intentJSON {
+            // Whether the output's intent differs from the input's (a flag, not a comparison of the two objects,
+            // which would hash every key and compare every value again on each job).
+            var changed = true
             switch object["parameters"] {
             case .object(let parameters) where parameters.values.contains(.null):
                 // A null parameter is an absent one: the output's intent leaves it out (PROTOCOL.md 11.3).
                 object["parameters"] = .object(parameters.filter { $0.value != .null })
             case .object:
-                break
+                changed = false
             default:
                 // No parameters (or null): the output's intent carries an empty object, which the Intent schema
                 // (Schemas/json/interaction.schema.json) requires.
                 object["parameters"] = .object([:])
             }
-            if object != intentJSON.objectValue {
+            if changed {
                 intentJSON = .object(object)
                 body = body.replacingIntent(intentJSON)
             }
