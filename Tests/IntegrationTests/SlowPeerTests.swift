@@ -16,8 +16,9 @@ extension EndToEnd {
 
         @Test func aClientThatStopsReadingBlocksNobodyAndWhatItMissedWaitsForStatus() async throws {
             let cluster = try Cluster()
-            // At most 20 replies held in libzmq for a connection that does not read.
-            try cluster.startBroker(["--client-queue", "20"])
+            // At most 20 replies held in libzmq for a connection that does not read. The slow client's 400 replies of
+            // ~130 KiB (52 MiB) must all stay stored for STATUS: a results budget above the default's 32 MiB.
+            try cluster.startBroker(["--client-queue", "20", "--results-memory", "\(128 << 20)"])
             // Capacity 1: jobs run one after the other, so a job that starts after all of the slow client's jobs
             // started also starts after they all ended (see the wait below).
             try cluster.startWorker("w1", capacity: 1)
