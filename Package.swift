@@ -221,7 +221,10 @@ let package = Package(
         ),
         .testTarget(
             name: "IntentKitTests",
-            dependencies: ["IntentKit", "ConciergeExamples", "ConciergeJSON"],
+            dependencies: [
+                "IntentKit", "ConciergeExamples", "ConciergeJSON",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -270,7 +273,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "concierge", "concierge-worker", "ConciergeTestKit", "ConciergeCommandLine", "IntentClient", "ZeroMQ", "IntentWire",
+                "concierge", "concierge-worker", "ConciergeTestKit", "ConciergeCommandLine", "IntentClient", "ZeroMQ",
+                "IntentWire",
                 "ConciergeJSON", "IntentBroker", "ConciergeTop", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
