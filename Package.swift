@@ -206,7 +206,11 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: swiftSettings),
-        .testTarget(name: "ConciergeJSONTests", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ConciergeJSONTests",
+            dependencies: ["ConciergeJSON", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "ConciergeTopTests", dependencies: ["ConciergeTop"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ConciergeHTTPTests",

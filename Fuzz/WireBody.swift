@@ -47,7 +47,7 @@ public func fuzzWireBody(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             rest.count > 5 ? String(decoding: UnsafeRawBufferPointer(rebasing: rest[5...]), as: UTF8.self) : nil
         let state = states[Int(rest[0] >> 7)]
         let body = WireBody.progress(state: state, phase: phase, elapsedMilliseconds: elapsed, worker: worker)
-        var expected: [String: JSONValue] = [
+        var expected: JSONObject = [
             "state": .string(state), "phase": .string(phase.description), "elapsed_ms": .int(Int64(elapsed)),
         ]
         if let worker { expected["worker"] = .string(worker) }

@@ -66,8 +66,8 @@ public final class EchoHandler: IntentHandler {
         return HandleResponse(code: .success, data: proof(intent, context, count))
     }
 
-    private func proof(_ intent: EchoIntent, _ context: HandlerContext, _ count: Int) -> [String: JSONValue] {
-        var data: [String: JSONValue] = [
+    private func proof(_ intent: EchoIntent, _ context: HandlerContext, _ count: Int) -> JSONObject {
+        var data: JSONObject = [
             "text": intent.text.map { .string($0) } ?? .null,
             "pid": .int(Self.pid),
             "instance": .int(Int64(instance)),

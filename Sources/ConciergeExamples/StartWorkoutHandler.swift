@@ -45,7 +45,7 @@ public struct StartWorkoutHandler: IntentHandler {
     > {
         // If location services are not available, the user might need to change the type of workout.
         if intent.workoutLocationType == .outdoor, !DemoData.locationServicesEnabled {
-            var userInfo: [String: JSONValue] = ["workoutLocationType": "outdoor"]
+            var userInfo: JSONObject = ["workoutLocationType": "outdoor"]
             if let name = intent.workoutName { userInfo["workoutName"] = .string(name) }
             return ConfirmResponse(
                 code: .failureRequiringAppLaunch,

@@ -68,7 +68,7 @@ extension JSONValue {
     }
 
     /// The members, or `nil` unless this is ``object(_:)``.
-    public var objectValue: [String: JSONValue]? {
+    public var objectValue: JSONObject? {
         guard case .object(let members) = self else { return nil }
         return members
     }

@@ -45,8 +45,7 @@ extension JSONValue: ExpressibleByArrayLiteral {
 extension JSONValue: ExpressibleByDictionaryLiteral {
     /// Creates ``object(_:)``. As when parsing, a duplicated key keeps its last value.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        var members: [String: JSONValue] = [:]
-        members.reserveCapacity(elements.count)
+        var members = JSONObject(minimumCapacity: elements.count)
         for (key, value) in elements {
             members[key] = value
         }

@@ -99,8 +99,8 @@ struct JSONParser {
     var index = 0
     /// Reused buffer for strings that contain escapes.
     var scratch: [UInt8] = []
-    /// Members of the objects currently being parsed (innermost last), so each dictionary is built
-    /// once at its final size instead of rehashing while it grows.
+    /// Members of the objects currently being parsed (innermost last), so each object is built once at its
+    /// final size instead of growing.
     var memberStack: [Member] = []
     /// A top-level member whose value's byte range to record in ``locatedRange`` (see
     /// `JSONValue.parse(_:maxDepth:locatingMember:)`).
@@ -226,10 +226,9 @@ struct JSONParser {
         guard index < count else { throw fail(.unexpectedEnd, at: count) }
         if bytes[index] == ASCII.closeBrace {
             index += 1
-            return .object([:])
+            return .object(JSONObject())
         }
-        // Members are collected on the shared stack so the dictionary is built once at its final size
-        // (no rehashing while it grows).
+        // Members are collected on the shared stack so the object is built once at its final size.
         let base = memberStack.count
         while true {
             guard bytes[index] == ASCII.quote else { throw fail(.unexpectedCharacter, at: index) }
@@ -254,7 +253,7 @@ struct JSONParser {
             let byte = bytes[index]
             index += 1
             if byte == ASCII.closeBrace {
-                var members = [String: JSONValue](minimumCapacity: memberStack.count - base)
+                var members = JSONObject(minimumCapacity: memberStack.count - base)
                 for position in base..<memberStack.count {
                     let member = memberStack[position]
                     members[member.key] = member.value  // duplicate keys: last one wins

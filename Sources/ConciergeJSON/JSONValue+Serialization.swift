@@ -114,7 +114,7 @@ enum JSONWriter {
 
     /// Calls `body` with the members of an object ordered by the UTF-8 bytes of their keys, in a buffer on the
     /// stack for small objects (no allocation per object).
-    static func withSortedMembers(_ members: [String: JSONValue], _ body: (UnsafeBufferPointer<Member>) -> Void) {
+    static func withSortedMembers(_ members: JSONObject, _ body: (UnsafeBufferPointer<Member>) -> Void) {
         withUnsafeTemporaryAllocation(of: Member.self, capacity: members.count) { sorted in
             var count = 0
             for (key, value) in members {

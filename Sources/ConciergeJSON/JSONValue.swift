@@ -25,6 +25,7 @@ public enum JSONValue: Sendable, Hashable {
     case string(String)
     /// An array, in document order.
     case array([JSONValue])
-    /// An object. Serialization sorts keys by their UTF-8 bytes, so output is deterministic.
-    case object([String: JSONValue])
+    /// An object: its members in document (or insertion) order, with a dictionary's API (``JSONObject``).
+    /// Serialization sorts keys by their UTF-8 bytes, so output is deterministic.
+    case object(JSONObject)
 }

@@ -10,7 +10,7 @@ public struct ConfirmResponse<I: Intent>: Sendable {
     /// What the app needs if the user has to continue there.
     public var userActivity: UserActivity?
     /// Details to show the user (e.g. the price and the ETA of a ride).
-    public var data: [String: JSONValue]?
+    public var data: JSONObject?
     /// A human-readable message (e.g. why it failed).
     public var message: String?
 
@@ -18,7 +18,7 @@ public struct ConfirmResponse<I: Intent>: Sendable {
     public init(
         code: ConfirmCode,
         userActivity: UserActivity? = nil,
-        data: [String: JSONValue]? = nil,
+        data: JSONObject? = nil,
         message: String? = nil
     ) {
         self.code = code
@@ -32,7 +32,7 @@ public struct ConfirmResponse<I: Intent>: Sendable {
 
     /// The response's JSON form.
     public var jsonValue: JSONValue {
-        var object: [String: JSONValue] = ["code": .string(code.rawValue)]
+        var object: JSONObject = ["code": .string(code.rawValue)]
         if let userActivity { object["userActivity"] = userActivity.jsonValue }
         if let data { object["data"] = .object(data) }
         if let message { object["message"] = .string(message) }

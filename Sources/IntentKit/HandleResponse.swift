@@ -10,7 +10,7 @@ public struct HandleResponse<I: Intent>: Sendable {
     /// What the app needs to continue; nil for the default activity.
     public var userActivity: UserActivity?
     /// What was done (e.g. a ride id and its ETA).
-    public var data: [String: JSONValue]?
+    public var data: JSONObject?
     /// A human-readable message.
     public var message: String?
 
@@ -18,7 +18,7 @@ public struct HandleResponse<I: Intent>: Sendable {
     public init(
         code: HandleCode,
         userActivity: UserActivity? = nil,
-        data: [String: JSONValue]? = nil,
+        data: JSONObject? = nil,
         message: String? = nil
     ) {
         self.code = code
@@ -31,7 +31,7 @@ public struct HandleResponse<I: Intent>: Sendable {
     public func jsonValue(intent: JSONValue) -> JSONValue {
         let activity =
             userActivity ?? .default(intentType: I.intentType, intent: intent, code: code.rawValue, data: data)
-        var object: [String: JSONValue] = ["code": .string(code.rawValue), "userActivity": activity.jsonValue]
+        var object: JSONObject = ["code": .string(code.rawValue), "userActivity": activity.jsonValue]
         if let data { object["data"] = .object(data) }
         if let message { object["message"] = .string(message) }
         return .object(object)

@@ -45,7 +45,7 @@ extension Intent {
         case let other?:
             throw IntentError(code: .badBody, message: "\"identifier\" must be a string, got \(other._kindName)")
         }
-        let values: [String: JSONValue]
+        let values: JSONObject
         switch parametersValue {
         case nil, .null?: values = [:]
         case .object(let parameters)?: values = parameters
@@ -92,7 +92,7 @@ extension Intent {
     }
 
     /// The value of member `name` of `values`, found by comparing keys (a body carries few parameters).
-    private static func value(named name: String, in values: [String: JSONValue]) -> JSONValue? {
+    private static func value(named name: String, in values: JSONObject) -> JSONValue? {
         for (key, value) in values where key == name { return value }
         return nil
     }
@@ -120,11 +120,11 @@ extension Intent {
 
     /// The intent's JSON form; `nil` parameters are left out.
     public var jsonValue: JSONValue {
-        var parameters: [String: JSONValue] = [:]
+        var parameters: JSONObject = [:]
         for parameter in Self.parameters {
             if let value = parameter.value(in: self) { parameters[parameter.name] = value }
         }
-        var object: [String: JSONValue] = ["type": .string(Self.intentType), "parameters": .object(parameters)]
+        var object: JSONObject = ["type": .string(Self.intentType), "parameters": .object(parameters)]
         if let identifier { object["identifier"] = .string(identifier) }
         return .object(object)
     }

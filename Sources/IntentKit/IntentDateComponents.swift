@@ -60,7 +60,7 @@ public struct IntentDateComponents: IntentScalarValue {
     }
 
     public var intentJSON: JSONValue {
-        var object: [String: JSONValue] = [:]
+        var object: JSONObject = [:]
         if let year { object["year"] = .int(Int64(year)) }
         if let month { object["month"] = .int(Int64(month)) }
         if let day { object["day"] = .int(Int64(day)) }

@@ -111,7 +111,7 @@ extension IntentDefinition {
     /// optional keys left out, `enums` always present).
     public var jsonValue: JSONValue {
         let parameterValues = parameters.map { parameter -> JSONValue in
-            var object: [String: JSONValue] = [
+            var object: JSONObject = [
                 "name": .string(parameter.name), "type": .string(parameter.type), "list": .bool(parameter.list),
                 "required": .bool(parameter.required), "description": .string(parameter.description),
             ]
@@ -127,7 +127,7 @@ extension IntentDefinition {
             "intent": .string(intent),
             "description": .string(description),
             "parameters": .array(parameterValues),
-            "enums": .object(enums.mapValues { .array($0.map { .string($0) }) }),
+            "enums": .object(JSONObject(enums.mapValues { JSONValue.array($0.map { .string($0) }) })),
             "confirmCodes": .array(confirmCodes.map { .string($0) }),
             "handleCodes": .array(handleCodes.map { .string($0) }),
         ])
@@ -136,7 +136,7 @@ extension IntentDefinition {
 
 /// Strict reading of the objects of a definition file.
 private struct _Fields {
-    private var object: [String: JSONValue]
+    private var object: JSONObject
     private let path: String
 
     static func shape(_ message: String) -> IntentDefinitionError {

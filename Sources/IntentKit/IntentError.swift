@@ -30,7 +30,7 @@ public struct IntentError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The error body: `{"code": ..., "message": ..., "intent"?: ..., "parameter"?: ...}`.
     public var jsonValue: JSONValue {
-        var object: [String: JSONValue] = ["code": .string(code.rawValue), "message": .string(message)]
+        var object: JSONObject = ["code": .string(code.rawValue), "message": .string(message)]
         if let intent { object["intent"] = .string(intent) }
         if let parameter { object["parameter"] = .string(parameter) }
         return .object(object)

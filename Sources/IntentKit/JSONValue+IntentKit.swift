@@ -23,7 +23,7 @@ extension JSONValue {
 
 /// Reads the fields of a JSON object value strictly: every key must be consumed, unknown keys are errors.
 struct _ObjectReader {
-    private let object: [String: JSONValue]
+    private let object: JSONObject
     private var consumed = 0
 
     init(_ value: JSONValue, expected: String) throws(IntentValueError) {

@@ -62,7 +62,7 @@ public struct Person: IntentScalarValue {
     }
 
     public var intentJSON: JSONValue {
-        var object: [String: JSONValue] = ["displayName": .string(displayName)]
+        var object: JSONObject = ["displayName": .string(displayName)]
         if let handle { object["handle"] = .string(handle) }
         if let handleType { object["handleType"] = .string(handleType.rawValue) }
         if let customIdentifier { object["customIdentifier"] = .string(customIdentifier) }

@@ -38,7 +38,7 @@ public struct Placemark: IntentScalarValue {
     }
 
     public var intentJSON: JSONValue {
-        var object: [String: JSONValue] = [:]
+        var object: JSONObject = [:]
         if let name { object["name"] = .string(name) }
         if let address { object["address"] = .string(address) }
         if let latitude { object["latitude"] = .double(latitude) }

@@ -51,7 +51,7 @@ public enum ResolutionResult<Value: IntentParameterValue>: Sendable, Hashable {
 
     /// The resolution's JSON form.
     public var jsonValue: JSONValue {
-        var object: [String: JSONValue] = ["kind": .string(kind.rawValue)]
+        var object: JSONObject = ["kind": .string(kind.rawValue)]
         switch self {
         case .success(let value), .confirmationRequired(let value): object["value"] = value.intentJSON
         case .disambiguation(let options): object["options"] = .array(options.map(\.intentJSON))

@@ -7,10 +7,10 @@ public struct UserActivity: Sendable, Hashable {
     /// The activity type, e.g. `com.example.concierge.noLocationAvailable`.
     public var activityType: String
     /// Data for the app.
-    public var userInfo: [String: JSONValue]
+    public var userInfo: JSONObject
 
     /// Creates a user activity.
-    public init(activityType: String, userInfo: [String: JSONValue] = [:]) {
+    public init(activityType: String, userInfo: JSONObject = [:]) {
         self.activityType = activityType
         self.userInfo = userInfo
     }
@@ -23,10 +23,10 @@ public struct UserActivity: Sendable, Hashable {
     /// The activity made when a handle response has none: its type is the intent type and its user info holds the
     /// interaction, `{"interaction": {"intent": <intent>, "response": {"code": c, "data"?: ...}}}`
     /// (SiriKit inserts an `INInteraction` the same way).
-    public static func `default`(intentType: String, intent: JSONValue, code: String, data: [String: JSONValue]?)
+    public static func `default`(intentType: String, intent: JSONValue, code: String, data: JSONObject?)
         -> UserActivity
     {
-        var response: [String: JSONValue] = ["code": .string(code)]
+        var response: JSONObject = ["code": .string(code)]
         if let data { response["data"] = .object(data) }
         return UserActivity(
             activityType: intentType,

@@ -6,7 +6,7 @@ struct _InteractionBody: Sendable {
     /// The body as sent.
     let bytes: [UInt8]
     /// Its members.
-    let members: [String: JSONValue]
+    let members: JSONObject
     /// Where the value of `"intent"` lies in ``bytes``.
     let intentRange: Range<Int>?
 

@@ -153,11 +153,11 @@ enum _JobRunner<H: IntentHandler> {
         intentJSON: JSONValue,
         resolutions: Resolutions<I>,
         body: _InteractionBody,
-        output: inout [String: JSONValue]
+        output: inout JSONObject
     ) -> JobOutput {
         var intentObject = intentJSON.objectValue ?? [:]
         var parameters = intentObject["parameters"]?.objectValue ?? [:]
-        var results: [String: JSONValue] = [:]
+        var results: JSONObject = [:]
         var allResolved = true
         var wroteBack = false
         for parameter in I.parameters {

@@ -13,7 +13,7 @@ extension LoadSummary {
                 "count": .int(Int64(value.count)),
             ]
         }
-        var object: [String: JSONValue] = [
+        var object: JSONObject = [
             "mode": .string(mode),
             "connections": .int(Int64(connections)),
             "duration_s": .double(durationSeconds),
@@ -31,7 +31,7 @@ extension LoadSummary {
             "throttled": .int(Int64(throttled)),
             "errors": .int(Int64(errors)),
             "deadline_misses": .int(Int64(deadlineMisses)),
-            "outcomes": .object(outcomes.mapValues { .int(Int64($0)) }),
+            "outcomes": .object(JSONObject(outcomes.mapValues { JSONValue.int(Int64($0)) })),
             "first_reply_us": percentiles(firstReply),
             "final_reply_us": percentiles(finalReply),
             "client_backlog_max": .int(Int64(clientBacklogMax)),

@@ -64,7 +64,7 @@ public struct LoadWorkload: Sendable {
         cpuMilliseconds: Int = 0,
         phase: RequestPhase = .handle
     ) -> LoadWorkload {
-        var parameters: [String: JSONValue] = ["text": .string(String(repeating: "x", count: max(0, payloadBytes)))]
+        var parameters: JSONObject = ["text": .string(String(repeating: "x", count: max(0, payloadBytes)))]
         if delayMilliseconds > 0 { parameters["delayMs"] = .int(Int64(delayMilliseconds)) }
         if cpuMilliseconds > 0 { parameters["cpuMs"] = .int(Int64(cpuMilliseconds)) }
         if phase != .handle, phase != .lifecycle, delayMilliseconds > 0 || cpuMilliseconds > 0 {

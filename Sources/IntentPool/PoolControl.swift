@@ -34,7 +34,7 @@ final class PoolControl: @unchecked Sendable {
 
     /// `"broker"` in `status`: what the pool learnt from its broker, and its autoscaling state.
     static func json(_ view: PoolAutoscaler.Status) -> JSONValue {
-        var object: [String: JSONValue] = [
+        var object: JSONObject = [
             "endpoint": .string(view.endpoint), "answered": .bool(view.answered),
             "jobs_in_progress": .int(Int64(view.jobsInProgress)), "queued": .int(Int64(view.queued)),
         ]
@@ -58,9 +58,9 @@ final class PoolControl: @unchecked Sendable {
             let reply: [UInt8]
             switch (command.first, command.count) {
             case ("status", 1):
-                var workers: [String: JSONValue] = [:]
+                var workers: JSONObject = [:]
                 for (slot, pid) in pool.processIdentifiers { workers[String(slot)] = .int(Int64(pid)) }
-                var status: [String: JSONValue] = [
+                var status: JSONObject = [
                     "restarts": .int(Int64(pool.restarts)), "size": .int(Int64(pool.size)), "workers": .object(workers),
                 ]
                 if let view = pool.brokerView { status["broker"] = Self.json(view) }

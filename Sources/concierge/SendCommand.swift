@@ -287,7 +287,7 @@ private final class SendPrinter: Sendable {
     }
 
     private func write(_ reply: Reply) {
-        var fields: [String: JSONValue] = [
+        var fields: JSONObject = [
             "request_id": .string(reply.requestID), "status": .string(reply.status.rawValue),
             "phase": .string(reply.phase),
             "body": reply.json ?? .string(String(decoding: reply.body, as: UTF8.self)),

@@ -38,7 +38,7 @@ struct SerializationTests {
     }
 
     @Test func sortsLargeObjectsByKey() throws {
-        var members: [String: JSONValue] = [:]
+        var members: JSONObject = [:]
         for number in 0..<100 { members["k\(number)"] = .int(Int64(number)) }
         let text = JSONValue.object(members).serializedString()
         let expectedKeys = (0..<100).map { "k\($0)" }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }

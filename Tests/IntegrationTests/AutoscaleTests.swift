@@ -46,7 +46,7 @@ extension EndToEnd {
             return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
         }
 
-        func echo(_ parameters: [String: JSONValue]) -> JSONValue {
+        func echo(_ parameters: JSONObject) -> JSONValue {
             ["type": "Echo", "parameters": .object(parameters)]
         }
 

@@ -11,7 +11,7 @@ extension EndToEnd {
     /// that their requests are gone. The clients' heartbeats are slow (liveness 15 s), so that `connection-lost`
     /// cannot be what ends the requests within these tests' bounds.
     @Suite(.serialized) struct BrokerRestartTests {
-        func echo(_ parameters: [String: JSONValue]) -> JSONValue {
+        func echo(_ parameters: JSONObject) -> JSONValue {
             ["type": "Echo", "parameters": .object(parameters)]
         }
 

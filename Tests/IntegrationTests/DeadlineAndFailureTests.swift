@@ -8,7 +8,7 @@ import Testing
 extension EndToEnd {
     /// Deadlines, lost workers, draining, and the pool's supervision, with real processes.
     @Suite(.serialized) struct DeadlineAndFailureTests {
-        func echo(_ parameters: [String: JSONValue]) -> JSONValue {
+        func echo(_ parameters: JSONObject) -> JSONValue {
             ["type": "Echo", "parameters": .object(parameters)]
         }
 

@@ -20,7 +20,7 @@ extension EndToEnd {
             return (cluster, client)
         }
 
-        func intent(_ type: String, _ parameters: [String: JSONValue]) -> JSONValue {
+        func intent(_ type: String, _ parameters: JSONObject) -> JSONValue {
             ["type": .string(type), "parameters": .object(parameters)]
         }
 

@@ -33,7 +33,7 @@ extension EndToEnd {
                  {"weight": 2, "phase": "handle", "intent": {"type": "Echo", "parameters": {"text": "s", "delayMs": 200}}}]
                 """.utf8
             ).write(to: mix)
-            var outcomes: [String: JSONValue] = [:]
+            var outcomes: JSONObject = [:]
             for arguments in [
                 ["--mix", mix.path, "--rate", "100", "--requests", "200", "--deadline-ms", "100"],
                 ["--delay-ms", "200", "--concurrency", "20", "--requests", "60", "--deadline-ms", "1000"],

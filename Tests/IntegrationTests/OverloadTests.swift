@@ -8,7 +8,7 @@ import Testing
 extension EndToEnd {
     /// Overload behaviour with real processes: what the queue cannot start before the deadline is shed at once.
     @Suite(.serialized) struct OverloadTests {
-        func echo(_ parameters: [String: JSONValue]) -> JSONValue {
+        func echo(_ parameters: JSONObject) -> JSONValue {
             ["type": "Echo", "parameters": .object(parameters)]
         }
 

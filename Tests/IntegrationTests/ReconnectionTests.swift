@@ -9,7 +9,7 @@ extension EndToEnd {
     /// What other ZeroMQ brokers get wrong: replies to vanished peers, restarted peers reusing a routing id, and
     /// brokers restarting under connected clients and workers.
     @Suite(.serialized) struct ReconnectionTests {
-        func echo(_ parameters: [String: JSONValue]) -> JSONValue {
+        func echo(_ parameters: JSONObject) -> JSONValue {
             ["type": "Echo", "parameters": .object(parameters)]
         }
 

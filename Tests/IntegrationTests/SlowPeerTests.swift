@@ -10,7 +10,7 @@ extension EndToEnd {
     /// Overload and slow peers with real processes: bounded queues answer `busy` at once, and a client that stops
     /// reading its replies blocks neither the broker nor anyone else; what it missed stays available to STATUS.
     @Suite(.serialized) struct SlowPeerTests {
-        func echo(_ parameters: [String: JSONValue]) -> JSONValue {
+        func echo(_ parameters: JSONObject) -> JSONValue {
             ["type": "Echo", "parameters": .object(parameters)]
         }
 

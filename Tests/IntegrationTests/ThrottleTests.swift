@@ -10,7 +10,7 @@ extension EndToEnd {
     /// Client-side adaptive throttling (`AdaptiveThrottle`, `Docs/OVERLOAD.md`): a client that hears `busy` refuses
     /// a share of new requests itself, and the broker never sees them.
     @Suite(.serialized) struct ThrottleTests {
-        func echo(_ parameters: [String: JSONValue]) -> JSONValue {
+        func echo(_ parameters: JSONObject) -> JSONValue {
             ["type": "Echo", "parameters": .object(parameters)]
         }
 

@@ -35,7 +35,7 @@ struct WaitHandler: IntentHandler {
         case "ignore": try? await Task.sleep(for: .seconds(600))
         default: break
         }
-        var data: [String: JSONValue] = ["attempt": .int(Int64(context.attempt))]
+        var data: JSONObject = ["attempt": .int(Int64(context.attempt))]
         if let key = context.idempotencyKey { data["idempotencyKey"] = .string(key) }
         return HandleResponse(code: .success, data: data)
     }
