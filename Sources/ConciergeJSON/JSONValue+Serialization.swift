@@ -107,18 +107,27 @@ enum JSONWriter {
         }
     }
 
-    struct Member {
-        let key: String
-        let value: JSONValue
-    }
+    typealias Member = JSONObject.Member
 
-    /// Calls `body` with the members of an object ordered by the UTF-8 bytes of their keys, in a buffer on the
-    /// stack for small objects (no allocation per object).
-    static func withSortedMembers(_ members: JSONObject, _ body: (UnsafeBufferPointer<Member>) -> Void) {
+    /// Calls `body` with the members of an object ordered by the UTF-8 bytes of their keys: the object's own storage
+    /// when its members are in that order already (a document this writer wrote and a parser read back), else a
+    /// sorted copy in a buffer on the stack for small objects (no allocation per object).
+    static func withSortedMembers(_ object: JSONObject, _ body: (UnsafeBufferPointer<Member>) -> Void) {
+        let members = object.members
+        var inOrder = true
+        var position = 1
+        while inOrder && position < members.count {
+            inOrder = utf8Precedes(members[position - 1].key, members[position].key)
+            position += 1
+        }
+        if inOrder {
+            members.withUnsafeBufferPointer(body)
+            return
+        }
         withUnsafeTemporaryAllocation(of: Member.self, capacity: members.count) { sorted in
             var count = 0
-            for (key, value) in members {
-                (sorted.baseAddress! + count).initialize(to: Member(key: key, value: value))
+            for member in members {
+                (sorted.baseAddress! + count).initialize(to: member)
                 count += 1
             }
             defer { sorted.baseAddress!.deinitialize(count: count) }
