@@ -41,15 +41,13 @@ extension JSONValue {
             buffer.append(UInt8(ascii: "]"))
         case .object(let members):
             buffer.append(UInt8(ascii: "{"))
-            JSONWriter.withSortedMembers(members) { sorted in
-                var first = true
-                for member in sorted {
-                    if !first { buffer.append(UInt8(ascii: ",")) }
-                    first = false
-                    JSONText.appendString(member.key, to: &buffer)
-                    buffer.append(UInt8(ascii: ":"))
-                    member.value.write(into: &buffer)
-                }
+            var first = true
+            JSONWriter.forEachMemberSorted(members) { member in
+                if !first { buffer.append(UInt8(ascii: ",")) }
+                first = false
+                JSONText.appendString(member.key, to: &buffer)
+                buffer.append(UInt8(ascii: ":"))
+                member.value.write(into: &buffer)
             }
             buffer.append(UInt8(ascii: "}"))
         }
@@ -109,42 +107,41 @@ enum JSONWriter {
 
     typealias Member = JSONObject.Member
 
-    /// Calls `body` with the members of an object ordered by the UTF-8 bytes of their keys: the object's own storage
-    /// when its members are in that order already (a document this writer wrote and a parser read back), else a
-    /// sorted copy in a buffer on the stack for small objects (no allocation per object).
-    static func withSortedMembers(_ object: JSONObject, _ body: (UnsafeBufferPointer<Member>) -> Void) {
-        let members = object.members
-        var inOrder = true
-        var position = 1
-        while inOrder && position < members.count {
-            inOrder = utf8Precedes(members[position - 1].key, members[position].key)
-            position += 1
-        }
-        if inOrder {
-            members.withUnsafeBufferPointer(body)
-            return
-        }
-        withUnsafeTemporaryAllocation(of: Member.self, capacity: members.count) { sorted in
-            var count = 0
-            for member in members {
-                (sorted.baseAddress! + count).initialize(to: member)
-                count += 1
+    /// Calls `body` with each member of an object, in the order of the UTF-8 bytes of their keys, without copying
+    /// a member: straight from the object's storage when the members are in that order already (a document this
+    /// writer wrote and a parser read back), else through their positions sorted in a buffer on the stack for small
+    /// objects (no allocation per object).
+    static func forEachMemberSorted(_ object: JSONObject, _ body: (borrowing Member) -> Void) {
+        object.members.withUnsafeBufferPointer { members in
+            var inOrder = true
+            var position = 1
+            while inOrder && position < members.count {
+                inOrder = utf8Precedes(members[position - 1].key, members[position].key)
+                position += 1
             }
-            defer { sorted.baseAddress!.deinitialize(count: count) }
-            var elements = UnsafeMutableBufferPointer(rebasing: sorted[..<count])
-            if count <= 16 {
-                // Insertion sort: fewest comparisons and no closure overhead for typical small objects.
-                for unsortedStart in elements.indices.dropFirst() {
-                    var position = unsortedStart
-                    while position > 0 && utf8Precedes(elements[position].key, elements[position - 1].key) {
-                        elements.swapAt(position, position - 1)
-                        position -= 1
+            if inOrder {
+                for index in members.indices { body(members[index]) }
+                return
+            }
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: members.count) { order in
+                for index in members.indices { order[index] = index }
+                if members.count <= 16 {
+                    // Insertion sort: fewest comparisons and no closure overhead for typical small objects.
+                    for unsortedStart in order.indices.dropFirst() {
+                        var position = unsortedStart
+                        while position > 0
+                            && utf8Precedes(members[order[position]].key, members[order[position - 1]].key)
+                        {
+                            order.swapAt(position, position - 1)
+                            position -= 1
+                        }
                     }
+                } else {
+                    var positions = order
+                    positions.sort { utf8Precedes(members[$0].key, members[$1].key) }
                 }
-            } else {
-                elements.sort { utf8Precedes($0.key, $1.key) }
+                for index in order { body(members[index]) }
             }
-            body(UnsafeBufferPointer(elements))
         }
     }
 
