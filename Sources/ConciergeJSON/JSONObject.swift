@@ -65,10 +65,10 @@ public struct JSONObject: Sendable {
     /// Whether the object has no members.
     @inlinable public var isEmpty: Bool { members.isEmpty }
 
-    /// The keys, in the members' order.
+    /// The keys, in the members' order (a new array: on a hot path, iterate the object instead).
     public var keys: [String] { members.map(\.key) }
 
-    /// The values, in the members' order.
+    /// The values, in the members' order (a new array: on a hot path, iterate the object instead).
     public var values: [JSONValue] { members.map(\.value) }
 
     /// The members as a Swift dictionary.

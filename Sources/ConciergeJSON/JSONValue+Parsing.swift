@@ -107,10 +107,7 @@ struct JSONParser {
     var locateKey: String?
     var locatedRange: Range<Int>?
 
-    struct Member {
-        let key: String
-        let value: JSONValue
-    }
+    typealias Member = JSONObject.Member
 
     init(bytes: UnsafePointer<UInt8>, count: Int, maxDepth: Int) {
         self.bytes = bytes

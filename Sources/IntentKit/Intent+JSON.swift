@@ -56,7 +56,7 @@ extension Intent {
         // body whose every key is declared has at most as many values as there are declared parameters, and matching
         // costs at most (declared parameters)² string comparisons. Only a body with an unknown one pays for finding
         // its name.
-        for key in values.keys where !names.contains(key) {
+        for (key, _) in values where !names.contains(key) {
             let unknown = values.keys.filter { !names.contains($0) }.sorted().first ?? key
             throw IntentError(
                 code: .unknownParameter,

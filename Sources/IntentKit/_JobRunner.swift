@@ -34,7 +34,7 @@ enum _JobRunner<H: IntentHandler> {
             // which would hash every key and compare every value again on each job).
             var changed = true
             switch object["parameters"] {
-            case .object(let parameters) where parameters.values.contains(.null):
+            case .object(let parameters) where parameters.contains(where: { $0.value == .null }):
                 // A null parameter is an absent one: the output's intent leaves it out (PROTOCOL.md 11.3).
                 object["parameters"] = .object(parameters.filter { $0.value != .null })
             case .object:
