@@ -195,7 +195,7 @@ final class BrokerJournal {
         for request in state.requests {
             let body: ZMQMessage
             do throws(ZMQError) {
-                body = try ZMQMessage(bytes: request.body)
+                body = try ZMQMessage.copying(request.body)
             } catch {
                 throw JournalError(code: .io, message: "\(name): cannot hold a request body: \(error)")
             }

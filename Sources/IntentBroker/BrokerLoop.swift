@@ -43,6 +43,9 @@ final class BrokerLoop: @unchecked Sendable {
     private var heapTrimmer = HeapTrimmer()
     /// Actions being performed (kept to reuse its storage).
     private var performing: [BrokerAction<ZMQMessage>] = []
+    /// The routing ids of recent clients and workers (loop thread only).
+    private var clientIDs = RoutingIDCache()
+    private var workerIDs = RoutingIDCache()
     private let clientDecoder: ClientMessageDecoder
     private let workerDecoder: WorkerMessageDecoder
     /// The journal, if the broker keeps one and can reach it (issue 12): each batch is committed before its actions
@@ -495,7 +498,7 @@ final class BrokerLoop: @unchecked Sendable {
     // MARK: Events in
 
     private func clientMessage(_ message: inout ZMQMultipart) {
-        let client = message.bytes(0)
+        let client = clientIDs.bytes(message, frame: 0)
         let command: ClientCommand
         do throws(ClientMessageError) {
             command = try message.withFrames(from: 1) { frames, dropped throws(ClientMessageError) in
@@ -567,7 +570,7 @@ final class BrokerLoop: @unchecked Sendable {
     }
 
     private func workerMessage(_ message: inout ZMQMultipart) {
-        let routingID = message.bytes(0)
+        let routingID = workerIDs.bytes(message, frame: 0)
         // STATS (section 5.14): a query any peer may send, registered or not, answered at once (even while the
         // journal is unavailable); the core never sees it. One frame compare on the hot path.
         if message.count > CIP.Frames.stats, message.equals(2, CIP.Worker.stats) {
@@ -603,7 +606,7 @@ final class BrokerLoop: @unchecked Sendable {
         case .result:
             // Its own allocation (ZMQMessage.compacted): a final reply is kept for STATUS and replays, and the frame
             // as received would keep libzmq's whole receive buffer (8 KiB and more) for as long (issue 14).
-            body = message.take(1 + WorkerResult.bodyIndex).compacted()
+            body = message.takeCompacted(1 + WorkerResult.bodyIndex)
         case .unregistered: version = Self.workerVersion(message)
         default: break
         }

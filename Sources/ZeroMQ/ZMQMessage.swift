@@ -8,47 +8,55 @@ import CZeroMQ
 ///
 /// Return codes: `zmq_msg_init` cannot fail, and `zmq_msg_move`/`zmq_msg_close` fail only with EFAULT (not a valid
 /// message), which the `zmq_msg_t` a message owns never is, so those are preconditions; `zmq_msg_init_size`
-/// allocates and can fail for a large size (ENOMEM), so ``init(bytes:)`` throws.
-public final class ZMQMessage: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<zmq_msg_t>
+/// allocates and can fail for a large size (ENOMEM), so ``copying(_:)`` throws.
+public final class ZMQMessage: ManagedBuffer<Void, UInt64>, @unchecked Sendable {
+    // A ManagedBuffer keeps the `zmq_msg_t` in the object's own allocation: one malloc per message instead of two
+    // (object and frame), on every frame the broker keeps (issue 14). Its address is fixed for the object's life.
+    // The elements are words (a public superclass cannot name the C type), bound to `zmq_msg_t` once, at creation;
+    // words give the pointer alignment zmq.h asks for. A ManagedBuffer subclass cannot declare initializers, hence
+    // the factories.
+    private static let words = (MemoryLayout<zmq_msg_t>.size + 7) / 8
 
     /// An empty message.
-    public init() {
-        pointer = .allocate(capacity: 1)
-        Self.initialize(pointer)
+    public static func empty() -> ZMQMessage {
+        let message = unsafeDowncast(create(minimumCapacity: words) { _ in }, to: ZMQMessage.self)
+        message.withUnsafeMutablePointerToElements { words in
+            initialize(UnsafeMutableRawPointer(words).bindMemory(to: zmq_msg_t.self, capacity: 1))
+        }
+        return message
     }
 
     /// A message holding a copy of `bytes`; throws what `zmq_msg_init_size` reports (ENOMEM when the frame cannot
     /// be allocated).
-    public init(bytes: some Collection<UInt8>) throws(ZMQError) {
+    public static func copying(_ bytes: some Collection<UInt8>) throws(ZMQError) -> ZMQMessage {
         let count = bytes.count
-        let pointer = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
-        guard zmq_msg_init_size(pointer, count) == 0 else {
-            // A failed init leaves nothing to close.
-            let error = ZMQError.last
-            pointer.deallocate()
-            throw error
-        }
-        self.pointer = pointer
-        let destination = UnsafeMutableRawBufferPointer(start: zmq_msg_data(pointer), count: count)
-        destination.copyBytes(from: bytes)
+        var content = zmq_msg_t()
+        // A failed init leaves nothing to close.
+        guard zmq_msg_init_size(&content, count) == 0 else { throw ZMQError.last }
+        UnsafeMutableRawBufferPointer(start: zmq_msg_data(&content), count: count).copyBytes(from: bytes)
+        return moving(&content)
     }
 
-    /// A message holding the UTF-8 bytes of `string`; throws as ``init(bytes:)`` does.
-    public convenience init(string: String) throws(ZMQError) {
-        try self.init(bytes: Array(string.utf8))
+    /// A message holding the UTF-8 bytes of `string`; throws as ``copying(_:)`` does.
+    public static func copying(string: String) throws(ZMQError) -> ZMQMessage {
+        try copying(Array(string.utf8))
     }
 
     /// Takes over the content of `source` (which is left empty), without copying bytes.
-    init(moving source: UnsafeMutablePointer<zmq_msg_t>) {
-        pointer = .allocate(capacity: 1)
-        Self.initialize(pointer)
-        precondition(zmq_msg_move(pointer, source) == 0, "zmq_msg_move failed: \(ZMQError.last)")
+    static func moving(_ source: UnsafeMutablePointer<zmq_msg_t>) -> ZMQMessage {
+        let message = empty()
+        precondition(zmq_msg_move(message.pointer, source) == 0, "zmq_msg_move failed: \(ZMQError.last)")
+        return message
     }
 
     deinit {
         Self.close(pointer)
-        pointer.deallocate()
+    }
+
+    /// The message's `zmq_msg_t`, at a fixed address in this object's allocation; use it only while holding the
+    /// object.
+    var pointer: UnsafeMutablePointer<zmq_msg_t> {
+        withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0).assumingMemoryBound(to: zmq_msg_t.self) }
     }
 
     /// `zmq_msg_init`, which always returns 0 (checked anyway).
@@ -79,7 +87,7 @@ public final class ZMQMessage: @unchecked Sendable {
     /// frame cut from it lives: one small frame kept for a minute keeps the whole buffer. The copy costs the bytes
     /// plus libzmq's small header. Returns `self` when the copy cannot be allocated (ENOMEM).
     public func compacted() -> ZMQMessage {
-        (try? withUnsafeBytes { raw throws(ZMQError) in try ZMQMessage(bytes: raw) }) ?? self
+        (try? withUnsafeBytes { raw throws(ZMQError) in try ZMQMessage.copying(raw) }) ?? self
     }
 
     /// The frame decoded as UTF-8 (invalid sequences are repaired).

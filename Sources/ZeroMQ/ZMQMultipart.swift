@@ -94,6 +94,13 @@ public struct ZMQMultipart: ~Copyable {
 
     /// Moves frame `index` out into a ``ZMQMessage`` without copying its bytes; the slot becomes empty.
     public func take(_ index: Int) -> ZMQMessage {
-        ZMQMessage(moving: slots + index)
+        ZMQMessage.moving(slots + index)
+    }
+
+    /// A copy of frame `index` in an allocation of its own (``ZMQMessage/compacted()`` without moving the frame out
+    /// first), for a frame that is kept long; the slot keeps its frame. Moves the frame out instead when the copy
+    /// cannot be allocated (ENOMEM).
+    public func takeCompacted(_ index: Int) -> ZMQMessage {
+        (try? withBytes(index) { raw throws(ZMQError) in try ZMQMessage.copying(raw) }) ?? take(index)
     }
 }

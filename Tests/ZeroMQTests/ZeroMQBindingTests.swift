@@ -74,7 +74,7 @@ import ZeroMQ
 
     @Test func sendingAMessageLeavesItIntactForResending() throws {
         let (router, dealer) = try routerDealerPair(routingID: "d")
-        let big = try ZMQMessage(bytes: [UInt8](repeating: 7, count: 10_000))
+        let big = try ZMQMessage.copying([UInt8](repeating: 7, count: 10_000))
         try dealer.send(big, dontWait: false)
         try dealer.send(big, dontWait: false)
         #expect(big.count == 10_000)
@@ -101,6 +101,57 @@ import ZeroMQ
         #expect(body.string == "body-bytes")
         let again = buffer.string(1)
         #expect(again == "again")
+    }
+
+    @Test func aCompactedFrameIsACopyInItsOwnAllocationAndTheSlotKeepsItsFrame() throws {
+        let (router, dealer) = try routerDealerPair(routingID: "d")
+        let payload = (0..<1000).map { UInt8($0 % 251) }
+        try dealer.send(multipart: [Array("head".utf8), payload, Array("tail".utf8)])
+        var buffer = ZMQMultipart(capacity: 4)
+        var poller = ZMQPoller()
+        poller.add(router)
+        _ = try poller.poll(timeoutMilliseconds: 2000)
+        let received = try router.receive(into: &buffer)
+        #expect(received)
+        let copy = buffer.takeCompacted(2)
+        #expect(copy.bytes == payload)
+        // A copy, not the received frame: its bytes are elsewhere, and the slot still holds the frame.
+        let slotAddress = buffer.withBytes(2) { $0.baseAddress }
+        let copyAddress = copy.withUnsafeBytes { $0.baseAddress }
+        #expect(slotAddress != copyAddress)
+        let slotBytes = buffer.bytes(2)
+        #expect(slotBytes == payload)
+        let isTail = buffer.equals(3, "tail")
+        #expect(isTail)
+        // A taken frame moves out (the slot becomes empty); its message is intact after the next receive.
+        let moved = buffer.take(2)
+        #expect(moved.withUnsafeBytes { $0.baseAddress } == slotAddress)
+        let emptied = buffer.size(2)
+        #expect(emptied == 0)
+        try dealer.send("again")
+        _ = try poller.poll(timeoutMilliseconds: 2000)
+        let receivedAgain = try router.receive(into: &buffer)
+        #expect(receivedAgain)
+        #expect(copy.bytes == payload)
+        #expect(moved.bytes == payload)
+    }
+
+    @Test func messagesKeepTheirFramesInTheirOwnObject() throws {
+        let empty = ZMQMessage.empty()
+        #expect(empty.count == 0)
+        // Small frames (up to 33 bytes) live inside the zmq_msg_t itself: its storage must stay put.
+        let small = try ZMQMessage.copying(Array("small".utf8))
+        let large = try ZMQMessage.copying([UInt8](repeating: 3, count: 5_000))
+        #expect(small.string == "small")
+        #expect(large.bytes == [UInt8](repeating: 3, count: 5_000))
+        let compacted = small.compacted()
+        #expect(compacted !== small)
+        #expect(compacted.string == "small")
+        let (router, dealer) = try routerDealerPair(routingID: "d")
+        try dealer.send(small, more: true, dontWait: false)
+        try dealer.send(large, dontWait: false)
+        #expect(try router.receiveMultipart() == [Array("d".utf8), Array("small".utf8), large.bytes])
+        #expect(small.string == "small")
     }
 
     @Test func framesBeyondCapacityAreCountedAsOverflow() throws {

@@ -78,9 +78,19 @@ struct BrokerCore<Body> {
     /// With a journal (issue 12): what the shell must record before it performs ``actions`` (see ``JournalEntry``).
     let journaling: Bool
     var journal: [JournalEntry<Body>] = []
-    /// Gives a request's body an allocation of its own when it starts to wait in a queue (the shell's libzmq frames
-    /// would otherwise keep the receive buffer they were cut from for as long as the request waits; issue 14).
+    /// Gives a request's body an allocation of its own when it starts to wait in a queue behind
+    /// ``uncompactedQueueLimit`` others (the shell's libzmq frames would otherwise keep the receive buffer they were
+    /// cut from for as long as the request waits; issue 14).
     var compactQueuedBody: ((Body) -> Body)?
+
+    /// How many queued requests may keep their bodies as received. A body that waits behind fewer requests than this
+    /// is not copied: it is likely to leave soon, and the copy (two allocations, the bytes) is a tenth of the broker's
+    /// work per request when clients keep more requests in flight than the workers have slots. A body kept as
+    /// received holds its receive buffer (about 18 KiB at worst), so these cost at most 2.3 MiB.
+    ///
+    /// The bound holds whatever order the queue takes requests in: the other uncompacted requests still queued were
+    /// all queued when the newest one arrived, and it found fewer than this many requests ahead of it.
+    static var uncompactedQueueLimit: Int { 128 }
 
     init(configuration: BrokerConfiguration, logger: Logger, now: UInt64, journaling: Bool = false)
         throws(BrokerError)
@@ -163,7 +173,9 @@ struct BrokerCore<Body> {
         let ticket = nextTicket
         nextTicket &+= 1
         request.state = .queued(ticket: ticket)
-        if !atFront, let compactQueuedBody { request.body = compactQueuedBody(request.body) }
+        if !atFront, queuedCount >= Self.uncompactedQueueLimit, let compactQueuedBody {
+            request.body = compactQueuedBody(request.body)
+        }
         if intentTypes[request.intentType].queue.isEmpty { intentTypes[request.intentType].queueBusySince = now }
         intentTypes[request.intentType].queue.enqueue(
             id, client: request.queueClient, ticket: ticket, arrival: request.arrival, atFront: atFront)
