@@ -1,5 +1,11 @@
 import IntentWire
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Finds a few values in a JSON document without building it: the load client classifies every reply by its
 /// response code, and a full parse per reply would make the client cost more than the broker it measures.
 ///
@@ -16,6 +22,14 @@ struct JSONScanner {
     /// scanner positioned at the value) until `body` returns false; the rest of the object is still checked.
     /// Leaves the position after the object. Returns false when the input is not a well-formed object.
     mutating func forEachMember(_ body: (UnsafeRawBufferPointer, inout JSONScanner) -> Bool) -> Bool {
+        forEachMemberReading { key, value in (more: body(key, &value), read: false) }
+    }
+
+    /// ``forEachMember(_:)`` for a `body` that may read a member's whole value itself: when it returns `read: true`,
+    /// it has checked the value and left its scanner just after it, so the value is not scanned a second time.
+    mutating func forEachMemberReading(
+        _ body: (UnsafeRawBufferPointer, inout JSONScanner) -> (more: Bool, read: Bool)
+    ) -> Bool {
         skipSpaces()
         guard consume(UInt8(ascii: "{")) else { return false }
         skipSpaces()
@@ -28,12 +42,16 @@ struct JSONScanner {
             guard consume(UInt8(ascii: ":")) else { return false }
             skipSpaces()
             let valueStart = position
+            var read = false
             if wantsMore {
                 var valueScanner = self
-                wantsMore = body(key, &valueScanner)
+                (wantsMore, read) = body(key, &valueScanner)
+                if read { position = valueScanner.position }
             }
-            position = valueStart
-            guard skipValue(depth: 0) else { return false }
+            if !read {
+                position = valueStart
+                guard skipValue(depth: 0) else { return false }
+            }
             skipSpaces()
             if consume(UInt8(ascii: ",")) { continue }
             return consume(UInt8(ascii: "}"))
@@ -50,19 +68,6 @@ struct JSONScanner {
             return false
         }
         return wellFormed ? found : nil
-    }
-
-    /// Positions the scanner at the value of member `key` of the object at the current position.
-    mutating func enterMember(_ key: UnsafeRawBufferPointer) -> Bool {
-        var target: Int?
-        let wellFormed = forEachMember { name, value in
-            guard name.elementsEqual(key) else { return true }
-            target = value.position
-            return false
-        }
-        guard wellFormed, let target else { return false }
-        position = target
-        return true
     }
 
     // MARK: Lexing
@@ -100,8 +105,10 @@ struct JSONScanner {
         return nil
     }
 
-    /// The position of the first `"` or `\` at or after `position`, or `bytes.count`; eight bytes at a time
-    /// (replies carry long strings, and this is the load client's hottest loop).
+    /// The position of the first `"` or `\` at or after `position`, or `bytes.count` (the load client's hottest loop:
+    /// replies carry long strings). The first 16 bytes are read a word at a time, which ends most strings (keys,
+    /// codes); past them libc's `memchr` finds the quote, 32 bytes at a time, then looks for a backslash before it
+    /// (strings rarely hold escapes).
     @inline(__always)
     private static func nextQuoteOrBackslash(_ bytes: UnsafeRawBufferPointer, from position: Int) -> Int {
         guard let base = bytes.baseAddress else { return position }
@@ -109,7 +116,8 @@ struct JSONScanner {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highBits: UInt64 = 0x8080_8080_8080_8080
         var position = position
-        while position &+ 8 <= count {
+        for _ in 0..<2 {
+            guard position &+ 8 <= count else { break }
             let word = UInt64(littleEndian: (base + position).loadUnaligned(as: UInt64.self))
             let quotes = word ^ (ones &* 0x22)
             let backslashes = word ^ (ones &* 0x5C)
@@ -117,12 +125,14 @@ struct JSONScanner {
             if found != 0 { return position &+ (found.trailingZeroBitCount >> 3) }
             position &+= 8
         }
-        while position < count {
-            let byte = base.load(fromByteOffset: position, as: UInt8.self)
-            if byte == 0x22 || byte == 0x5C { return position }
-            position &+= 1
+        guard position < count else { return count }
+        let start = base + position
+        var span = count - position
+        if let quote = memchr(start, 0x22, span) { span = start.distance(to: UnsafeRawPointer(quote)) }
+        if span > 0, let backslash = memchr(start, 0x5C, span) {
+            return position + start.distance(to: UnsafeRawPointer(backslash))
         }
-        return count
+        return position + span
     }
 
     private mutating func skipValue(depth: Int) -> Bool {

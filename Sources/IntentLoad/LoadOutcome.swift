@@ -37,22 +37,36 @@ public enum LoadOutcome {
     static func code(phase: String, body: UnsafeRawBufferPointer) -> String? {
         var scanner = JSONScanner(body)
         var phaseBytes = phase
-        let entered = phaseBytes.withUTF8 { scanner.enterMember(UnsafeRawBufferPointer($0)) }
-        guard entered else { return nil }
-        if phase != "resolve" {
-            return scanner.stringMember("code").map { String(decoding: $0, as: UTF8.self) }
-        }
-        var worst = resolutionOrder.count
-        let wellFormed = scanner.forEachMember { _, resolution in
-            if let kind = resolution.stringMember("kind"),
-                let rank = resolutionOrder.firstIndex(where: { $0.matches(kind) })
-            {
-                worst = min(worst, rank)
+        var found = false
+        var code: String?
+        // One pass: the phase's member is read where it is found (its object checked on the way), the rest skipped.
+        let wellFormed = phaseBytes.withUTF8 { phaseUTF8 in
+            scanner.forEachMemberReading { name, value in
+                guard name.elementsEqual(UnsafeRawBufferPointer(phaseUTF8)) else { return (more: true, read: false) }
+                found = true
+                if phase != "resolve" {
+                    // stringMember checks the whole object and leaves the scanner after it; when it finds no code the
+                    // value is skipped (and checked) as any other.
+                    guard let text = value.stringMember("code") else { return (more: false, read: false) }
+                    code = String(decoding: text, as: UTF8.self)
+                    return (more: false, read: true)
+                }
+                var worst = resolutionOrder.count
+                let resolutions = value.forEachMember { _, resolution in
+                    if let kind = resolution.stringMember("kind"),
+                        let rank = resolutionOrder.firstIndex(where: { $0.matches(kind) })
+                    {
+                        worst = min(worst, rank)
+                    }
+                    return true
+                }
+                guard resolutions else { return (more: false, read: false) }
+                code = worst < resolutionOrder.count ? resolutionOrder[worst].description : "success"
+                return (more: false, read: true)
             }
-            return true
         }
-        guard wellFormed else { return nil }
-        return worst < resolutionOrder.count ? resolutionOrder[worst].description : "success"
+        guard wellFormed, found else { return nil }
+        return code
     }
 
     private static let resolutionOrder: [StaticString] = [

@@ -134,6 +134,21 @@ struct LoadOutcomeTests {
         }
     }
 
+    /// Escaped quotes and backslashes anywhere in a long string (every offset within and across 32-byte blocks) do
+    /// not end it, and the member after it is still found; an unterminated one is unparsable.
+    @Test func escapesAtEveryOffsetOfALongStringAreSkipped() {
+        for offset in 0..<70 {
+            for escape in [#"\""#, #"\\"#, #"\\\""#, #"\u0022"#] {
+                let text = String(repeating: "x", count: offset) + escape + String(repeating: "y", count: 70 - offset)
+                let body = #"{"handle": {"data": {"text": "\#(text)"}, "code": "success"}}"#
+                #expect(finalOutcome("handle", body) == "final.handle.success", "offset \(offset), \(escape)")
+                #expect(errorOutcome(#"{"message": "\#(text)", "code": "busy"}"#) == "error.busy")
+            }
+            let open = #"{"handle": {"code": "success", "data": "\#(String(repeating: "z", count: offset))\""#
+            #expect(finalOutcome("handle", open) == "final.handle.unparsable", "offset \(offset)")
+        }
+    }
+
     @Test(arguments: ["", "garbage", "{\"handle\": ", "[1, 2", "\u{FF}"])
     func unparsableFinalBodyIsCountedAsUnparsable(body: String) {
         #expect(finalOutcome("handle", body) == "final.handle.unparsable")
