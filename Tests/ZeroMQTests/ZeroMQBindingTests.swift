@@ -15,6 +15,14 @@ import ZeroMQ
         return (router, dealer)
     }
 
+    /// Waits up to 2 s for a message on `socket`, then receives it into `buffer`.
+    func receiveWaiting(_ socket: ZMQSocket, into buffer: inout ZMQMultipart) throws -> Bool {
+        var poller = ZMQPoller()
+        poller.add(socket)
+        _ = try poller.poll(timeoutMilliseconds: 2000)
+        return try socket.receive(into: &buffer)
+    }
+
     @Test func multipartRoundTripKeepsFramesInOrder() throws {
         let (router, dealer) = try routerDealerPair(routingID: "client-1")
         #expect(try dealer.send(multipart: [Array("a".utf8), [], Array("third".utf8)], dontWait: false))
@@ -86,17 +94,13 @@ import ZeroMQ
         let (router, dealer) = try routerDealerPair(routingID: "d")
         try dealer.send(multipart: [Array("head".utf8), Array("body-bytes".utf8)])
         var buffer = ZMQMultipart(capacity: 4)
-        var poller = ZMQPoller()
-        poller.add(router)
-        _ = try poller.poll(timeoutMilliseconds: 2000)
-        let received = try router.receive(into: &buffer)
+        let received = try receiveWaiting(router, into: &buffer)
         #expect(received)
         let body = buffer.take(2)
         let isHead = buffer.equals(1, "head")
         #expect(isHead)
         try dealer.send("again")
-        _ = try poller.poll(timeoutMilliseconds: 2000)
-        let receivedAgain = try router.receive(into: &buffer)
+        let receivedAgain = try receiveWaiting(router, into: &buffer)
         #expect(receivedAgain)
         #expect(body.string == "body-bytes")
         let again = buffer.string(1)
@@ -108,10 +112,7 @@ import ZeroMQ
         let payload = (0..<1000).map { UInt8($0 % 251) }
         try dealer.send(multipart: [Array("head".utf8), payload, Array("tail".utf8)])
         var buffer = ZMQMultipart(capacity: 4)
-        var poller = ZMQPoller()
-        poller.add(router)
-        _ = try poller.poll(timeoutMilliseconds: 2000)
-        let received = try router.receive(into: &buffer)
+        let received = try receiveWaiting(router, into: &buffer)
         #expect(received)
         let copy = buffer.takeCompacted(2)
         #expect(copy.bytes == payload)
@@ -129,8 +130,7 @@ import ZeroMQ
         let emptied = buffer.size(2)
         #expect(emptied == 0)
         try dealer.send("again")
-        _ = try poller.poll(timeoutMilliseconds: 2000)
-        let receivedAgain = try router.receive(into: &buffer)
+        let receivedAgain = try receiveWaiting(router, into: &buffer)
         #expect(receivedAgain)
         #expect(copy.bytes == payload)
         #expect(moved.bytes == payload)
@@ -158,10 +158,7 @@ import ZeroMQ
         let (router, dealer) = try routerDealerPair()
         try dealer.send(multipart: (0..<6).map { [UInt8($0)] }, dontWait: false)
         var buffer = ZMQMultipart(capacity: 3)
-        var poller = ZMQPoller()
-        poller.add(router)
-        _ = try poller.poll(timeoutMilliseconds: 2000)
-        let receivedSix = try router.receive(into: &buffer)
+        let receivedSix = try receiveWaiting(router, into: &buffer)
         #expect(receivedSix)
         let (kept, dropped) = (buffer.count, buffer.overflow)
         #expect(kept == 3)
