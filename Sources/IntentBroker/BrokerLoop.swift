@@ -604,8 +604,8 @@ final class BrokerLoop: @unchecked Sendable {
         var version: UInt8 = 1
         switch command {
         case .result:
-            // Its own allocation (ZMQMessage.compacted): a final reply is kept for STATUS and replays, and the frame
-            // as received would keep libzmq's whole receive buffer (8 KiB and more) for as long (issue 14).
+            // Its own allocation (ZMQMultipart.takeCompacted): a final reply is kept for STATUS and replays, and the
+            // frame as received would keep libzmq's whole receive buffer (8 KiB and more) for as long (issue 14).
             body = message.takeCompacted(1 + WorkerResult.bodyIndex)
         case .unregistered: version = Self.workerVersion(message)
         default: break

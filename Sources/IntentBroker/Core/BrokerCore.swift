@@ -84,9 +84,10 @@ struct BrokerCore<Body> {
     var compactQueuedBody: ((Body) -> Body)?
 
     /// How many queued requests may keep their bodies as received. A body that waits behind fewer requests than this
-    /// is not copied: it is likely to leave soon, and the copy (two allocations, the bytes) is a tenth of the broker's
-    /// work per request when clients keep more requests in flight than the workers have slots. A body kept as
-    /// received holds its receive buffer (about 18 KiB at worst), so these cost at most 2.3 MiB.
+    /// is not copied: it is likely to leave soon, and when clients keep more requests in flight than the workers have
+    /// slots every request waits a moment, so the copy (two allocations and the bytes) was made for nearly every
+    /// request. A body kept as received holds its receive buffer (about 18 KiB at worst), so these cost at most
+    /// 2.3 MiB.
     ///
     /// The bound holds whatever order the queue takes requests in: the other uncompacted requests still queued were
     /// all queued when the newest one arrived, and it found fewer than this many requests ahead of it.
