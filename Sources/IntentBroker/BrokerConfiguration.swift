@@ -1,5 +1,6 @@
 public import CoreMetrics
 public import IntentJournal
+public import IntentWire
 
 /// Everything a ``Broker`` can be told. Defaults are the production defaults, on loopback.
 public struct BrokerConfiguration: Sendable {
@@ -57,6 +58,15 @@ public struct BrokerConfiguration: Sendable {
     /// requests that would have started within their deadline, which the protocol's admission rule does not; it cut
     /// the first-reply p99 under 2x overload from about 950 ms to about 40 ms, not the goodput (`Docs/OVERLOAD.md`).
     public var standingQueueWait: Duration? = nil
+    /// The last phase a lifecycle's job may run on one `CIPW03` worker without coming back to the broker
+    /// (`Schemas/PROTOCOL.md` section 5.15): the worker runs the next phase at once after a `continue`, and the
+    /// round trip between phases is saved. `.resolve`: no chaining (a job per phase, as for older workers).
+    /// `.confirm`, the default: resolve and confirm in one job; handle, the phase with effects, is always a job of
+    /// its own, so a lost worker's resolve or confirm still runs again elsewhere and a handle dispatch is recorded in
+    /// the journal before it goes out. `.handle`: the whole lifecycle in one job, for requests without an
+    /// idempotency key on a broker without a journal (others chain to confirm); the worker may then start handle
+    /// before the broker hears of it, so such a request ends `worker-lost` if its worker is lost in any phase.
+    public var lifecycleChainEnd: RequestPhase = .confirm
     /// How long a queue must go without emptying to count as standing (see ``standingQueueWait``); CoDel's interval.
     public var standingQueueInterval: Duration = .milliseconds(100)
     /// The most replies libzmq holds for one client connection that is not reading (its send high-water mark).

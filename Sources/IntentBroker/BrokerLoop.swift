@@ -578,7 +578,7 @@ final class BrokerLoop: @unchecked Sendable {
                 let query = try message.withFrames(from: 1) { frames, dropped throws(WorkerMessageError) in
                     try workerDecoder.isStatsQuery(WireFrames(frames, dropped: dropped))
                 }
-                if query { return answerStats(to: routingID) }
+                if query { return answerStats(to: routingID, version: Self.workerVersion(message)) }
             } catch {
                 core.workerMessageRejected(routingID: routingID, error, version: 2, now: MonotonicTime.now())
                 return
@@ -614,8 +614,8 @@ final class BrokerLoop: @unchecked Sendable {
     }
 
     /// Answers STATS with a snapshot of the core: empty while the journal is unavailable (the core holds nothing
-    /// then), `stopping` once the broker shuts down.
-    private func answerStats(to routingID: [UInt8]) {
+    /// then), `stopping` once the broker shuts down. The answer has the query's signature (`CIPW02` or `CIPW03`).
+    private func answerStats(to routingID: [UInt8], version: UInt8) {
         guard let backend = sockets?.backend else { return }
         let snapshot = core.snapshot(now: MonotonicTime.now())
         let intents = core.workers.values.sorted { $0.id < $1.id }.map { worker in
@@ -626,7 +626,7 @@ final class BrokerLoop: @unchecked Sendable {
             snapshot, workerIntents: intents, state: state, defaultDeadline: configuration.defaultDeadline)
         do {
             guard try backend.send(routingID, more: true) else { return }
-            try backend.send(CIP.workerSignatureV2, more: true)
+            try backend.send(CIP.workerSignature(version: version), more: true)
             try backend.send(CIP.Worker.stats, more: true)
             try backend.send(stats.serialized())
         } catch {}
@@ -721,7 +721,7 @@ final class BrokerLoop: @unchecked Sendable {
                 core.jobNotSentWorkerBlocked(job, now: now)
                 return
             }
-            let version2 = job.version == 2
+            let version2 = job.version >= 2
             try backend.send(CIP.workerSignature(version: job.version), more: true)
             try backend.send(CIP.Worker.job, more: true)
             var id = job.jobID
@@ -733,7 +733,9 @@ final class BrokerLoop: @unchecked Sendable {
             if version2 {
                 // Version 02 (section 5.13): F7 the idempotency key (empty for none), F8 the attempt.
                 try backend.send(job.idempotencyKey ?? [], more: true)
-                try backend.send(decimal: UInt64(job.attempt))
+                try backend.send(decimal: UInt64(job.attempt), more: job.version >= 3)
+                // Version 03 (section 5.15): F9 the last phase the worker runs.
+                if job.version >= 3 { try backend.send(job.lastPhase.name) }
             }
         } catch {
             logger.debug(

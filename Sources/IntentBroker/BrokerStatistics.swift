@@ -19,6 +19,9 @@ public struct BrokerStatistics: Sendable, Equatable {
     /// CANCELs sent to workers (a client's CANCEL of a running job, or the hard limit).
     public var jobsCancelled = 0
     public var jobsDispatched = 0
+    /// Phases a worker ran after a `continue` within a chained lifecycle job, without a JOB of their own
+    /// (`Schemas/PROTOCOL.md` section 5.15).
+    public var chainedPhases = 0
     public var jobsRedispatched = 0
     public var workersRegistered = 0
     public var workersLost = 0

@@ -14,16 +14,19 @@ public struct BrokerMessageDecoder: Sendable {
     ///   answer it.
     public func decode(_ frames: WireFrames) throws(BrokerMessageError) -> BrokerCommand {
         let count = frames.views.count
-        // W1: at least 2 frames, F0 the signature (CIPW01, or CIPW02 of section 5.13).
+        // W1: at least 2 frames, F0 the signature (CIPW01, CIPW02 of section 5.13 or CIPW03 of section 5.15).
         guard count >= 2, let version = WorkerMessageDecoder.version(ofSignature: frames[0]) else {
-            throw BrokerMessageError(message: "not a CIPW01 or CIPW02 message", check: 1)
+            throw BrokerMessageError(message: "not a CIPW01, CIPW02 or CIPW03 message", check: 1)
         }
         // W2: the command.
         let command = frames[1]
         if CIP.Worker.job.matches(command) { return .job(try decodeJob(frames, version: version)) }
-        if version == 2, CIP.Worker.cancel.matches(command) {
+        if version >= 2, CIP.Worker.cancel.matches(command) {
             guard count == CIP.Frames.cancel, frames[2].count == CIP.jobIDLength else {
-                throw BrokerMessageError(message: "CANCEL takes 3 frames: CIPW02, CANCEL, job id (8 bytes)", check: 3)
+                throw BrokerMessageError(
+                    message:
+                        "CANCEL takes 3 frames: \(CIP.workerSignature(version: version)), CANCEL, job id (8 bytes)",
+                    check: 3)
             }
             return .cancel(jobID: Array(frames[2]))
         }
@@ -49,23 +52,19 @@ public struct BrokerMessageDecoder: Sendable {
     /// W3-W7: a JOB.
     private func decodeJob(_ frames: WireFrames, version: UInt8) throws(BrokerMessageError) -> WorkerJob {
         let count = frames.count
-        // W3: exactly 7 frames (9 in version 02) and an 8-byte job id; a wrong frame count is answered if the job id
-        // is usable.
+        // W3: exactly 7 frames (9 in version 02, 10 in version 03) and an 8-byte job id; a wrong frame count is
+        // answered if the job id is usable.
         let hasJobID = frames.views.count >= 3 && frames[2].count == CIP.jobIDLength
-        guard count == (version == 2 ? CIP.Frames.jobV2 : CIP.Frames.job), frames.dropped == 0, hasJobID else {
+        guard count == Self.jobFrames(version: version), frames.dropped == 0, hasJobID else {
             throw BrokerMessageError(
-                message: version == 2
-                    ? "JOB takes 9 frames: CIPW02, JOB, job id (8 bytes), intent type, phase, time left, body, "
-                        + "idempotency key, attempt; got \(count) frames"
-                    : "JOB takes 7 frames: CIPW01, JOB, job id (8 bytes), intent type, phase, time left, body; "
-                        + "got \(count) frames",
+                message: Self.jobShape(version: version) + "; got \(count) frames",
                 jobID: hasJobID ? Array(frames[2]) : nil, check: 3
             )
         }
         let jobID = Array(frames[2])
         var idempotencyKey: [UInt8]?
         var attempt = 1
-        if version == 2 {
+        if version >= 2 {
             let key = frames[7]
             guard key.count <= CIP.maxIdempotencyKeyLength, let number = WireBody.parseDecimal(frames[8]), number >= 1
             else {
@@ -76,12 +75,23 @@ public struct BrokerMessageDecoder: Sendable {
             if !key.isEmpty { idempotencyKey = Array(key) }
             attempt = number
         }
-        // W4: the phase.
+        // W4: the phase, and in version 03 the last phase (F9): a job phase no earlier than F4.
         guard let phase = RequestPhase(frame: frames[4]), phase != .lifecycle else {
             throw BrokerMessageError(
                 message: "unknown phase \"\(WireText.display(frames[4]))\" (resolve, confirm or handle)",
                 jobID: jobID, check: 4
             )
+        }
+        var lastPhase = phase
+        if version >= 3 {
+            guard let last = RequestPhase(frame: frames[9]), last != .lifecycle, last.order >= phase.order else {
+                throw BrokerMessageError(
+                    message: "the last phase \"\(WireText.display(frames[9]))\" must be resolve, confirm or handle, "
+                        + "and not before the phase \"\(phase)\"",
+                    jobID: jobID, check: 4
+                )
+            }
+            lastPhase = last
         }
         // W5: the intent type.
         let intentType = frames[3]
@@ -103,7 +113,26 @@ public struct BrokerMessageDecoder: Sendable {
         return WorkerJob(
             jobID: jobID, intentType: String(decoding: intentType, as: UTF8.self), phase: phase,
             timeLeftMilliseconds: timeLeft, bodySize: bodySize, idempotencyKey: idempotencyKey, attempt: attempt,
-            version: version
+            lastPhase: lastPhase, version: version
         )
+    }
+
+    /// The frame count of a JOB in a version.
+    private static func jobFrames(version: UInt8) -> Int {
+        switch version {
+        case 3: CIP.Frames.jobV3
+        case 2: CIP.Frames.jobV2
+        default: CIP.Frames.job
+        }
+    }
+
+    /// The frames of a JOB in a version, for error messages.
+    private static func jobShape(version: UInt8) -> String {
+        let common = "JOB, job id (8 bytes), intent type, phase, time left, body"
+        switch version {
+        case 3: return "JOB takes 10 frames: CIPW03, \(common), idempotency key, attempt, last phase"
+        case 2: return "JOB takes 9 frames: CIPW02, \(common), idempotency key, attempt"
+        default: return "JOB takes 7 frames: CIPW01, \(common)"
+        }
     }
 }

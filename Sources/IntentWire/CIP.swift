@@ -26,10 +26,17 @@ public enum CIP {
     /// First frame of a worker message of version 02 (section 5.13): a JOB carries the idempotency key (F7) and the
     /// attempt (F8), the broker may CANCEL a job, and a RESULT may say `cancelled`.
     public static let workerSignatureV2: StaticString = "CIPW02"
+    /// First frame of a worker message of version 03 (section 5.15): version 02, and a JOB names the last phase
+    /// (F9) the worker runs on its own, one after the other, a RESULT for each.
+    public static let workerSignatureV3: StaticString = "CIPW03"
 
-    /// The worker signature of a version (1 or 2).
+    /// The worker signature of a version (1, 2 or 3).
     public static func workerSignature(version: UInt8) -> StaticString {
-        version == 2 ? workerSignatureV2 : workerSignature
+        switch version {
+        case 3: workerSignatureV3
+        case 2: workerSignatureV2
+        default: workerSignature
+        }
     }
 
     /// Client -> broker commands.
@@ -90,6 +97,8 @@ public enum CIP {
         public static let job = 7
         /// A version-02 JOB: F7 is the idempotency key (empty for none), F8 the attempt.
         public static let jobV2 = 9
+        /// A version-03 JOB: F9 is the last phase the worker runs (section 5.15).
+        public static let jobV3 = 10
         /// A version-02 CANCEL, from a client (request id) or from the broker (job id).
         public static let cancel = 3
         /// A STATS query (version 02): F0 and F1 only; its answer adds F2, the body.

@@ -45,6 +45,16 @@ public enum RequestPhase: String, Sendable, CaseIterable, CustomStringConvertibl
         }
     }
 
+    /// The position of a job phase in a lifecycle (resolve 0, confirm 1, handle 2; `lifecycle` 3).
+    public var order: Int {
+        switch self {
+        case .resolve: 0
+        case .confirm: 1
+        case .handle: 2
+        case .lifecycle: 3
+        }
+    }
+
     /// Resolve and confirm jobs are side-effect free by contract, so a lost one may run again elsewhere.
     public var isRetriable: Bool { self == .resolve || self == .confirm }
 }

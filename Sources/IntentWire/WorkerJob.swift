@@ -18,13 +18,17 @@ public struct WorkerJob: Sendable, Hashable {
     public let idempotencyKey: [UInt8]?
     /// Version 02, F8: the number of the attempt with this key, from 1 (1 without a key, and in version 01).
     public let attempt: Int
-    /// The protocol version of the JOB (its signature): 1 or 2.
+    /// Version 03, F9: the last phase the worker runs for this job (section 5.15), ``phase`` itself for a job of one
+    /// phase (and in versions 01 and 02). After a `continue` of an earlier phase, the worker runs the next phase on
+    /// that phase's output, with the same job id.
+    public let lastPhase: RequestPhase
+    /// The protocol version of the JOB (its signature): 1, 2 or 3.
     public let version: UInt8
 
     /// A job with these fields (the decoder makes them; tests and fuzz targets compare them).
     public init(
         jobID: [UInt8], intentType: String, phase: RequestPhase, timeLeftMilliseconds: Int, bodySize: Int,
-        idempotencyKey: [UInt8]? = nil, attempt: Int = 1, version: UInt8 = 1
+        idempotencyKey: [UInt8]? = nil, attempt: Int = 1, lastPhase: RequestPhase? = nil, version: UInt8 = 1
     ) {
         self.jobID = jobID
         self.intentType = intentType
@@ -33,6 +37,7 @@ public struct WorkerJob: Sendable, Hashable {
         self.bodySize = bodySize
         self.idempotencyKey = idempotencyKey
         self.attempt = attempt
+        self.lastPhase = lastPhase ?? phase
         self.version = version
     }
 }

@@ -34,7 +34,7 @@ public struct WorkerMessageDecoder: Sendable {
         // Check 2: the signature.
         guard let version = Self.version(ofSignature: frames[0]) else {
             throw WorkerMessageError(
-                code: .unsupportedVersion, message: "this broker speaks CIPW01 and CIPW02", check: 2)
+                code: .unsupportedVersion, message: "this broker speaks CIPW01, CIPW02 and CIPW03", check: 2)
         }
         let command = frames[1]
         let name = Self.name(of: command)
@@ -57,14 +57,15 @@ public struct WorkerMessageDecoder: Sendable {
         }
     }
 
-    /// Whether a message is a STATS query (section 5.14): F0 `CIPW02` and F1 `STATS`. The broker asks this before
+    /// Whether a message is a STATS query (section 5.14): F0 `CIPW02` (or `CIPW03`) and F1 `STATS`. The broker asks this before
     /// ``decode(_:isRegistered:)``, since a query needs no registration (check 4 does not apply to it): any peer of
     /// the backend may ask, e.g. a pool that scales itself. A `CIPW01` message naming STATS is not a query (it is an
     /// unknown command, or from an unregistered peer answered DISCONNECT, as before version 02).
     /// - Throws: ``WorkerMessageError`` `malformed` (check 3) for a STATS with frames after F1.
     public func isStatsQuery(_ frames: WireFrames) throws(WorkerMessageError) -> Bool {
         // `views`, not `count`: the frames kept, not counting those a receiver dropped.
-        guard frames.views.count >= 2, CIP.workerSignatureV2.matches(frames[0]), CIP.Worker.stats.matches(frames[1])
+        guard frames.views.count >= 2, Self.version(ofSignature: frames[0]) ?? 1 >= 2,
+            CIP.Worker.stats.matches(frames[1])
         else {
             return false
         }
@@ -89,10 +90,11 @@ public struct WorkerMessageDecoder: Sendable {
         }.get()
     }
 
-    /// The worker protocol version a signature frame names (1 or 2), or nil for one this broker does not speak.
+    /// The worker protocol version a signature frame names (1, 2 or 3), or nil for one this broker does not speak.
     public static func version(ofSignature frame: UnsafeRawBufferPointer) -> UInt8? {
         if CIP.workerSignature.matches(frame) { return 1 }
         if CIP.workerSignatureV2.matches(frame) { return 2 }
+        if CIP.workerSignatureV3.matches(frame) { return 3 }
         return nil
     }
 

@@ -11,19 +11,23 @@ import ZeroMQ
 /// Every `var` below "Loop state" belongs to the thread owning the loop at the time; ``LoopRelay`` orders the
 /// hand-over of all of it.
 ///
-/// The worker speaks `CIPW02` (`Schemas/PROTOCOL.md` section 5.13): every message it sends has that signature, and it
-/// accepts either signature from the broker. A JOB's idempotency key and attempt reach the handler's
-/// ``HandlerContext``; a CANCEL cancels the `Task` running the job (the job is still answered with exactly one
-/// RESULT: `cancelled` when the handler stopped for it, see ``HandlerProvider/run(intentType:phase:body:context:)``).
+/// The worker speaks `CIPW03` (`Schemas/PROTOCOL.md` sections 5.13 and 5.15): every message it sends has that
+/// signature, and it accepts any signature from the broker. A JOB's idempotency key and attempt reach the handler's
+/// ``HandlerContext``; a CANCEL cancels the `Task` running the job (the job's phase is still answered with a RESULT:
+/// `cancelled` when the handler stopped for it, see ``HandlerProvider/run(intentType:phase:body:context:)``). A JOB
+/// whose last phase (F9) is later than its phase runs the lifecycle's phases one after the other in the same task,
+/// a fresh handler and a RESULT for each, while they answer `continue` (section 5.15).
 final class WorkerLoop: @unchecked Sendable {
     struct Finished {
         let generation: Int
         let jobID: [UInt8]
         let output: JobOutput
+        /// The job's last RESULT: false for a `continue` of a chained job, whose next phase runs next (section 5.15).
+        var last = true
     }
 
-    /// The signature of every message the worker sends: it speaks version 02 (section 5.13).
-    static let signature = CIP.workerSignatureV2
+    /// The signature of every message the worker sends: it speaks version 03 (sections 5.13 and 5.15).
+    static let signature = CIP.workerSignatureV3
 
     let configuration: WorkerConfiguration
     let provider: HandlerProvider
@@ -515,9 +519,22 @@ final class WorkerLoop: @unchecked Sendable {
                 "phase": "\(phase)",
             ])
         let provider = self.provider
+        let lastPhase = job.lastPhase
         let work: @Sendable () async -> Void = {
-            let output = await provider.run(intentType: intentType, phase: phase, body: body, context: context)
-            self.post(Finished(generation: generation, jobID: jobID, output: output))
+            var phase = phase
+            var body = body
+            while true {
+                let output = await provider.run(intentType: intentType, phase: phase, body: body, context: context)
+                // A chained job (section 5.15) goes on with the next phase on this one's output, in a fresh handler;
+                // once CANCEL reached the task, that phase answers `cancelled` without running its handler.
+                guard output.outcome == .continue, phase.order < lastPhase.order, let next = phase.next else {
+                    self.post(Finished(generation: generation, jobID: jobID, output: output))
+                    return
+                }
+                self.post(Finished(generation: generation, jobID: jobID, output: output, last: false))
+                phase = next
+                body = output.body
+            }
         }
         // The table entry is made before this thread can see the job's result (sendFinished runs on the loop's
         // thread after this returns), so it is always removed after it was made.
@@ -537,7 +554,9 @@ final class WorkerLoop: @unchecked Sendable {
             logger.debug("CANCEL for a job not running here ignored", metadata: ["job": "\(Self.hex(jobID))"])
             return
         }
-        let answered = finished.withLock { $0.contains { $0.jobID == jobID } } || unsent.contains { $0.jobID == jobID }
+        let answered =
+            finished.withLock { $0.contains { $0.last && $0.jobID == jobID } }
+            || unsent.contains { $0.last && $0.jobID == jobID }
         guard !answered else {
             logger.debug("CANCEL for a job already finished ignored", metadata: ["job": "\(Self.hex(jobID))"])
             return
@@ -599,10 +618,10 @@ final class WorkerLoop: @unchecked Sendable {
         for (index, result) in queue.enumerated() {
             guard result.generation == generation else {  // from a connection that is gone (section 7.1)
                 stale += 1
-                running -= 1
+                if result.last { running -= 1 }
                 continue
             }
-            runningTasks[Self.key(result.jobID)] = nil
+            if result.last { runningTasks[Self.key(result.jobID)] = nil }
             do {
                 // A message's first frame is refused when the queue is full; its later frames are then always taken.
                 guard try socket.send(Self.signature, more: true) else {
@@ -617,7 +636,7 @@ final class WorkerLoop: @unchecked Sendable {
             } catch {
                 logger.error("could not send a result", metadata: ["error": "\(error)"])
             }
-            running -= 1
+            if result.last { running -= 1 }
         }
     }
 }

@@ -3,6 +3,7 @@ import ConciergeCommandLine
 import ConciergeHTTP
 import IntentBroker
 import IntentJournal
+import IntentWire
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -104,6 +105,16 @@ struct BrokerOptions: ParsableArguments {
 
     @Option(
         help: """
+            The last phase a lifecycle's job runs on one CIPW03 worker before coming back to the broker: `off` (a \
+            job per phase), `confirm` (resolve and confirm in one job; handle is always a job of its own), or \
+            `handle` (the whole lifecycle in one job when the request has no idempotency key and the broker no \
+            journal; the request then ends `worker-lost` if its worker is lost in any phase). See \
+            Schemas/PROTOCOL.md section 5.15.
+            """)
+    var chainLifecycle: String = "confirm"
+
+    @Option(
+        help: """
             After a CANCEL reaches a running job, how long its worker gets to answer (the handler stopped, or             finished first) before the request ends `cancelled` with the job's outcome unknown, in milliseconds.
             """)
     var cancelGraceMs: Int = Defaults.broker.cancelGracePeriod.wholeMilliseconds
@@ -164,6 +175,7 @@ struct BrokerOptions: ParsableArguments {
         configuration.maxQueueWait = maxQueueWaitMs.map { .milliseconds($0) }
         configuration.standingQueueWait = standingQueueWaitMs > 0 ? .milliseconds(standingQueueWaitMs) : nil
         configuration.standingQueueInterval = .milliseconds(standingQueueIntervalMs)
+        configuration.lifecycleChainEnd = chainLifecycle == "off" ? .resolve : RequestPhase(chainLifecycle) ?? .confirm
         return configuration
     }
 
@@ -172,6 +184,9 @@ struct BrokerOptions: ParsableArguments {
             throw ValidationError("--journal-fsync takes `batch` or a number of milliseconds above 0")
         }
         guard !journal.isEmpty else { throw ValidationError("--journal takes a path or `none`") }
+        guard ["off", "confirm", "handle"].contains(chainLifecycle) else {
+            throw ValidationError("--chain-lifecycle takes `off`, `confirm` or `handle`")
+        }
         if let maxQueueWaitMs, maxQueueWaitMs < 1 {
             throw ValidationError("--max-queue-wait-ms takes a number of milliseconds above 0")
         }

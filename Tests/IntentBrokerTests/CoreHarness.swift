@@ -38,6 +38,10 @@ struct CoreHarness {
     /// The request id of every JOB delivered, by job id; and every JOB delivered, in order.
     var jobRequest: [UInt64: String] = [:]
     var delivered: [(worker: String, request: String, phase: RequestPhase)] = []
+    /// The phase each chained job (section 5.15) is in at its worker, by job id, once past its first; and every
+    /// phase a worker went on to within a chained job, in order (a handle there runs without a JOB of its own).
+    var chainPhase: [UInt64: RequestPhase] = [:]
+    var chained: [(worker: String, request: String, phase: RequestPhase)] = []
     /// Workers whose send queue is full (a JOB send fails with EAGAIN) or that are unreachable (EHOSTUNREACH).
     var blocked: Set<String> = []
     var unreachable: Set<String> = []
@@ -134,7 +138,16 @@ struct CoreHarness {
             return
         }
         let index = id.flatMap { id in queue.firstIndex { requestID(of: $0) == id } } ?? 0
-        let job = queue.remove(at: index)
+        let job = queue[index]
+        let phase = chainPhase[job.jobID] ?? job.phase
+        if outcome == .continue, phase.order < job.lastPhase.order, let next = phase.next {
+            // A chained job: the worker goes on with the next phase at once, and keeps the job.
+            chainPhase[job.jobID] = next
+            chained.append((worker, jobRequest[job.jobID] ?? "?", next))
+        } else {
+            queue.remove(at: index)
+            chainPhase[job.jobID] = nil
+        }
         jobs[worker] = queue
         let result = WorkerResult(jobID: job.jobID, outcome: outcome, bodySize: body.utf8.count)
         // The frame checks answer `.unregistered` for a worker the broker does not know (any more).

@@ -4,7 +4,7 @@ import Testing
 
 @testable import IntentBroker
 
-/// Randomized event sequences (with workers of both protocol versions, and CANCELs): after every step the core's
+/// Randomized event sequences (with workers of all three protocol versions, and CANCELs): after every step the core's
 /// invariants hold (the harness checks them: queue counts, capacities, the request and worker tables, timers,
 /// attached duplicates, idempotency records and requests being cancelled), and in the end
 /// every request (with or without an idempotency key) got exactly one ending, at most one progress before it, and no
@@ -26,9 +26,26 @@ import Testing
         }
     }
 
+    /// The same with whole lifecycles chained on version-03 workers (section 5.15): a lost worker may have
+    /// started handle, and no handle runs twice.
+    @Test func everyRequestEndsExactlyOnceWithLifecyclesChainedThroughHandle() async throws {
+        await propertyCheck(count: 200, input: Gen.int(in: 0...9_999).array(of: 1...150)) { steps in
+            do {
+                try Self.run(steps, chainEnd: .handle)
+            } catch {
+                Issue.record(error)
+            }
+        }
+    }
+
     /// With `journaling`, the broker also crashes and restarts from its journal now and then (nothing else
-    /// survives), and the harness checks that every batch's JOBs and REPLYs were recorded first.
-    static func run(_ steps: [Int], journaling: Bool = false, label: String = "") throws {
+    /// survives), and the harness checks that every batch's JOBs and REPLYs were recorded first. `chainEnd` is the
+    /// broker's ``BrokerConfiguration/lifecycleChainEnd``.
+    static func run(
+        _ steps: [Int], journaling: Bool = false, label: String = "", chainEnd: RequestPhase = .confirm
+    ) throws {
+        var configuration = configuration
+        configuration.lifecycleChainEnd = chainEnd
         var broker = try CoreHarness(configuration, journaling: journaling)
         var sent: [(client: String, id: String)] = []
         for (index, step) in steps.enumerated() {
@@ -56,7 +73,7 @@ import Testing
             case 5:
                 broker.jobs[worker] = nil  // a new incarnation: the old one's jobs are gone with it
                 broker.register(
-                    worker, capacity: choice % 3 + 1, types: workerTypes[choice % 3], version: UInt8(choice / 3 % 2 + 1)
+                    worker, capacity: choice % 3 + 1, types: workerTypes[choice % 3], version: UInt8(choice / 3 % 3 + 1)
                 )
             case 6:
                 if broker.core.isRegistered(Array(worker.utf8)) { broker.worker(worker, sends: .disconnect) }
@@ -107,7 +124,7 @@ import Testing
             #expect(replies.last?.isEnding == true, "\(request.id): \(replies)")
             #expect(replies.filter { $0.status == .progress }.count <= 1, "\(label) \(request.id): \(replies)")
         }
-        let handleJobs = broker.delivered.filter { $0.phase == .handle }.map(\.request)
+        let handleJobs = (broker.delivered + broker.chained).filter { $0.phase == .handle }.map(\.request)
         #expect(Set(handleJobs).count == handleJobs.count, "a handle job was sent twice")
     }
 

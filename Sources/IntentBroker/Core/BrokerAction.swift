@@ -26,8 +26,14 @@ struct JobDispatch<Body> {
     /// The request's deadline (monotonic nanoseconds): the shell sends the time left until it (F5).
     let deadline: UInt64
     let body: Body
-    /// The worker's protocol version: 2 adds F7 (key) and F8 (attempt).
+    /// The worker's protocol version: 2 adds F7 (key) and F8 (attempt), 3 adds F9 (the last phase).
     var version: UInt8 = 1
+    /// For a lifecycle's job on a version-03 worker, the last phase the worker runs (section 5.15); nil for a job
+    /// of one phase.
+    var chainedThrough: RequestPhase?
+
+    /// The last phase the worker runs for this job (F9 of a version-03 JOB).
+    var lastPhase: RequestPhase { chainedThrough ?? phase }
     /// The request's idempotency key, for a handle job of a keyed request.
     var idempotencyKey: [UInt8]?
     /// The attempt with that key (1 without one).

@@ -74,12 +74,30 @@ extension BrokerCore {
             job.idempotencyKey = scope.key
             job.attempt = request.attempt
         }
+        if job.version >= 3, request.requested == .lifecycle {
+            let last = chainEnd(of: request)
+            if last.order > request.phase.order {
+                job.chainedThrough = last
+                chainedJobs[jobID] = ChainedJob(phase: request.phase, lastPhase: last)
+                // The worker may start handle before the broker hears of it (section 5.15).
+                if last == .handle { request.handleSent = true }
+            }
+        }
         actions.append(.sendJob(job))
         if !workers.values[workerSlot].hasRoom, intentTypes[type].pace.saturatedSince == nil,
             !anyWorkerHasRoom(for: type)
         {
             intentTypes[type].pace.markSaturated(now: now)
         }
+    }
+
+    /// The last phase a lifecycle's job may run on one worker (section 5.15): ``BrokerConfiguration/lifecycleChainEnd``,
+    /// except that handle runs as a job of its own for a keyed request (its attempt is counted when its handle job
+    /// goes out) and on a broker with a journal (its dispatch is recorded before the JOB leaves).
+    func chainEnd(of request: BrokerRequest<Body>) -> RequestPhase {
+        let end = configuration.lifecycleChainEnd
+        if end == .handle, journaling || request.idempotency != nil { return .confirm }
+        return end
     }
 
     /// Gives `worker` queued jobs of its intent types while it has room, each time the job of the oldest request at
@@ -108,6 +126,7 @@ extension BrokerCore {
             return true
         }
         if workers[job.worker]?.jobs.removeValue(forKey: job.jobID) != nil {
+            chainedJobs.removeValue(forKey: job.jobID)
             statistics.jobsDispatched -= 1
             fill(job.worker, now: now)
         }
@@ -127,9 +146,10 @@ extension BrokerCore {
         var requeue: [RequestID] = []
         for job in unsent where job.worker == workerID {
             guard workers[workerID]?.jobs.removeValue(forKey: job.jobID) != nil else { continue }
+            chainedJobs.removeValue(forKey: job.jobID)
             statistics.jobsDispatched -= 1
             guard requests[job.request]?.state == .running(worker: workerID, job: job.jobID) else { continue }
-            if job.phase == .handle { requests[job.request]?.handleSent = false }  // it never went out
+            if job.lastPhase == .handle { requests[job.request]?.handleSent = false }  // it never went out
             requeue.append(job.request)
         }
         if let worker = workers[workerID] {
@@ -143,9 +163,10 @@ extension BrokerCore {
 
     private mutating func unbook(_ job: JobDispatch<Body>, now: UInt64) {
         guard workers[job.worker]?.jobs.removeValue(forKey: job.jobID) != nil else { return }
+        chainedJobs.removeValue(forKey: job.jobID)
         statistics.jobsDispatched -= 1
         guard requests[job.request]?.state == .running(worker: job.worker, job: job.jobID) else { return }
-        if job.phase == .handle { requests[job.request]?.handleSent = false }  // it never went out
+        if job.lastPhase == .handle { requests[job.request]?.handleSent = false }  // it never went out
         dispatch(job.request, atFront: true, now: now)
     }
 }

@@ -1,4 +1,5 @@
 import HeapModule
+import IntentWire
 
 /// The core's invariants, checked by the tests after every step (cheap enough for tests, never called by the
 /// broker itself).
@@ -79,8 +80,8 @@ extension BrokerCore {
         // A request being cancelled runs on a version-02 worker and will end by the cancel grace period at the
         // latest; the CURVE index names only requests in flight.
         for request in requests.values where request.cancelRequested {
-            guard let worker = request.worker, workers[worker]?.version == 2 else {
-                problems.append("request \(request.id) is being cancelled but runs on no version-02 worker")
+            guard let worker = request.worker, workers[worker].map({ $0.version >= 2 }) == true else {
+                problems.append("request \(request.id) is being cancelled but runs on no version-02 or 03 worker")
                 continue
             }
             if !timers.unordered.contains(where: { $0.request == request.id && $0.kind == .cancelGrace }) {
@@ -89,6 +90,27 @@ extension BrokerCore {
         }
         for (key, id) in identityRequestIDs where requests[id] == nil {
             problems.append("the CURVE index maps \(key.id) to request \(id), which has ended")
+        }
+        // A chained job (section 5.15) is booked on a version-03 worker, its phase is not past its last one, and a
+        // request running it is in that phase (a chain through handle counts as a handle dispatch).
+        for (job, chain) in chainedJobs {
+            guard let worker = workers.values.first(where: { $0.jobs[job] != nil }), worker.version >= 3 else {
+                problems.append("chained job \(job.value) is on no version-03 worker")
+                continue
+            }
+            if chain.phase.order > chain.lastPhase.order {
+                problems.append("chained job \(job.value) is past its last phase")
+            }
+            if let id = worker.jobs[job], let request = requests[id],
+                request.state == .running(worker: worker.id, job: job.value)
+            {
+                if request.phase != chain.phase {
+                    problems.append("request \(id) is in phase \(request.phase), its chained job in \(chain.phase)")
+                }
+                if chain.lastPhase == .handle, !request.handleSent {
+                    problems.append("request \(id) is chained through handle but not marked as dispatched to handle")
+                }
+            }
         }
         // Workers are indexed by routing id, and each serves the types that list it.
         for worker in workers.values {

@@ -110,6 +110,15 @@ extension BrokerCore {
 
     /// A RESULT: the request goes on to its next phase (a lifecycle whose job says `continue`) or ends with it.
     private mutating func result(_ result: WorkerResult, body: Body, from workerID: WorkerID, now: UInt64) {
+        if !chainedJobs.isEmpty, let chain = chainedJobs[result.jobID], let id = workers[workerID]?.jobs[result.jobID] {
+            if chain.continues(after: result.outcome) {
+                // A phase of a chained job (section 5.15): the worker goes on to the next one, in the same slot.
+                chainedJobs[result.jobID]?.phase = chain.phase.next ?? chain.phase
+                phaseContinued(id, result, body: body, on: workerID, now: now)
+                return
+            }
+            chainedJobs.removeValue(forKey: result.jobID)
+        }
         guard let id = workers[workerID]?.jobs.removeValue(forKey: result.jobID) else {
             statistics.strayResults += 1
             if let worker = workers[workerID] {
@@ -159,6 +168,33 @@ extension BrokerCore {
         }
     }
 
+    /// A `continue` RESULT of a chained job before its last phase: the request is in its next phase, still running
+    /// on the same worker with the same job. A request that ended meanwhile (hard limit, cancel) leaves the job as
+    /// it is, booked until the worker's last RESULT for it.
+    private mutating func phaseContinued(
+        _ id: RequestID, _ result: WorkerResult, body: Body, on workerID: WorkerID, now: UInt64
+    ) {
+        guard let request = requests[id], request.state == .running(worker: workerID, job: result.jobID),
+            let next = request.phase.next
+        else { return }
+        request.bodySize = result.bodySize
+        if let metrics, let worker = workers[workerID] {
+            metrics.jobEnded(
+                worker: worker.name, intent: metricsLabel(ofType: request.intentType),
+                phase: request.phase.name.description, outcome: result.outcome.rawValue,
+                nanoseconds: now &- request.bookedAt)
+        }
+        if request.cancelRequested {
+            // The worker was told to stop: it runs no further phase, and answers the next with `cancelled`.
+            fail(id, .cancelled, "cancelled by its client after its \(request.phase) phase", now: now)
+            return
+        }
+        statistics.chainedPhases += 1
+        request.phase = next
+        request.body = body
+        request.bookedAt = now
+    }
+
     /// Removes a worker; its unanswered jobs are dispatched again (resolve, confirm) or end with `worker-lost`
     /// (handle), section 6.7.
     mutating func removeWorker(_ id: WorkerID, reason: String, now: UInt64) {
@@ -174,6 +210,9 @@ extension BrokerCore {
         }
         if !unknownAttempts.isEmpty {
             for job in worker.jobs.keys { unknownAttempts.removeValue(forKey: job.value) }
+        }
+        if !chainedJobs.isEmpty {
+            for job in worker.jobs.keys { chainedJobs.removeValue(forKey: job) }
         }
         idempotency.workerGone(id)
         let lost = worker.jobs.compactMap { job, request -> BrokerRequest<Body>? in
@@ -195,13 +234,20 @@ extension BrokerCore {
                     phase: request.phase.name.description, outcome: "lost", nanoseconds: nil)
             }
         }
-        for request in lost.reversed() where request.phase.isRetriable {
+        // A job chained through handle may have started it before the broker heard (section 5.15): not run again.
+        for request in lost.reversed() where request.phase.isRetriable && !request.handleSent {
             statistics.jobsRedispatched += 1
             metrics?.jobRedispatched()
             dispatch(request.id, atFront: true, now: now)
         }
-        for request in lost where !request.phase.isRetriable {
-            fail(request.id, .workerLost, "the worker running this handle job was lost; it is not run again", now: now)
+        for request in lost where !request.phase.isRetriable || request.handleSent {
+            fail(
+                request.id, .workerLost,
+                request.phase == .handle
+                    ? "the worker running this handle job was lost; it is not run again"
+                    : "the worker running this lifecycle through handle was lost in its \(request.phase) phase; "
+                        + "it may have started handle, so it is not run again",
+                now: now)
         }
     }
 

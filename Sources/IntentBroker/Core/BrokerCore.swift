@@ -56,6 +56,9 @@ struct BrokerCore<Body> {
     var fingerprintSeeds = BodyFingerprint.processSeeds
     /// Jobs of attempts that ended without a known outcome while their worker may still run them, by job id.
     var unknownAttempts: [UInt64: IdempotencyScope] = [:]
+    /// Jobs booked on a worker that run several lifecycle phases (section 5.15), by job id; an entry goes when the
+    /// job leaves its worker's job table.
+    var chainedJobs: [SerialKey: ChainedJob] = [:]
     var statistics = BrokerStatistics()
     /// Counters and histograms for operators, when ``BrokerConfiguration/metricsFactory`` is set.
     let metrics: BrokerMetrics?
