@@ -47,6 +47,8 @@ rows = [
     ("Concierge echo, 1 in flight", figures(load("echo_lat")), c_lat),
     ("Concierge echo, 100 in flight", figures(load("echo_100")), c_thr),
     ("Concierge lifecycle SendPayment, 100 in flight", figures(load("lifecycle_100")), c_thr),
+    ("  the same, `--chain-lifecycle off` (a job per phase)", figures(load("lifecycle_chain_off_100")), c_thr),
+    ("  the same, `--chain-lifecycle handle` (one job)", figures(load("lifecycle_chain_handle_100")), c_thr),
 ]
 
 
@@ -235,6 +237,11 @@ lifecycle = figures(load("lifecycle_100"))
 if lifecycle and c_thr:
     ratio = lifecycle["rps"] / c_thr["rps"]
     print(f"- lifecycle >= 0.25x the C broker's echo: {ratio:.2f}x -> {'PASS' if ratio >= 0.25 else 'FAIL'}")
+    whole = figures(load("lifecycle_chain_handle_100"))
+    if whole:
+        ratio = whole["rps"] / c_thr["rps"]
+        print(f"- lifecycle with --chain-lifecycle handle >= 0.25x the C broker's echo: {ratio:.2f}x -> "
+              f"{'PASS' if ratio >= 0.25 else 'FAIL'}")
 if overload and capacity:
     for name, label in (("overload", "default"), ("overload_capped", "--standing-queue-wait-ms 20"),
                         ("overload_throttled", "client --client-throttle 1.1")):

@@ -104,6 +104,42 @@ extension EndToEnd {
             #expect(picked.body_["handle"]?["code"] == "success")
         }
 
+        /// Section 5.15: whether a lifecycle's phases run as a job each, resolve and confirm in one job (the default)
+        /// or all in one job, the client gets the same answers byte for byte, and the broker chained what it was told
+        /// to (its statistics at stop count the phases a worker went on to without a JOB).
+        @Test func aLifecycleAnswersTheSameWhateverItsPhasesChain() async throws {
+            var answers: [String: [String]] = [:]
+            for (chain, expected) in [("off", 0), ("confirm", 1), ("handle", 2)] {
+                let cluster = try Cluster()
+                defer { cluster.stopAll() }
+                try cluster.startBroker(["--chain-lifecycle", chain, "--log-level", "info"])
+                try cluster.startWorker("w1")
+                let client = try cluster.client()
+                try await cluster.waitUntilServing(client, intent: "SendPayment")
+                let paid = try await client.request(
+                    intent: intent(
+                        "SendPayment",
+                        [
+                            "payee": ["displayName": "Anna"], "note": "lunch",
+                            "currencyAmount": ["amount": "12.50", "currencyCode": "EUR"],
+                        ]),
+                    phase: .lifecycle)
+                #expect(paid.phase == "handle" && paid.body_["handle"]?["code"] == "success", "\(chain)")
+                let asks = try await client.request(
+                    intent: intent("SendMessage", ["recipient": ["displayName": "John"], "content": "Hi"]),
+                    phase: .lifecycle)
+                #expect(asks.phase == "resolve", "\(chain)")
+                answers[chain] = [paid, asks].map { "\($0.phase) \(String(decoding: $0.body, as: UTF8.self))" }
+                cluster.signal("broker", SIGTERM)
+                #expect(await cluster.waitForExit("broker") == 0)
+                #expect(
+                    cluster.log("broker").contains("chainedPhases: \(expected),"),
+                    "\(chain): \(cluster.log("broker").suffix(3000))")
+            }
+            #expect(
+                answers["off"] != nil && answers["off"] == answers["confirm"] && answers["off"] == answers["handle"])
+        }
+
         @Test func lifecycleStopsAtResolveWhenAParameterNeedsTheUser() async throws {
             let (cluster, client) = try await start()
             defer { cluster.stopAll() }
