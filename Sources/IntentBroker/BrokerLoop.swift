@@ -580,7 +580,8 @@ final class BrokerLoop: @unchecked Sendable {
                 }
                 if query { return answerStats(to: routingID, version: Self.workerVersion(message)) }
             } catch {
-                core.workerMessageRejected(routingID: routingID, error, version: 2, now: MonotonicTime.now())
+                core.workerMessageRejected(
+                    routingID: routingID, error, version: Self.workerVersion(message), now: MonotonicTime.now())
                 return
             }
         }

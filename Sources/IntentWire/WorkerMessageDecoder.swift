@@ -46,7 +46,7 @@ public struct WorkerMessageDecoder: Sendable {
         guard isRegistered else { return .unregistered(name) }
         // Checks 5 and 6.
         switch name {
-        case .result?: return .result(try decodeResult(frames))
+        case .result?: return .result(try decodeResult(frames, version: version))
         case .heartbeat?: return .heartbeat
         case .drain?: return .drain
         case .disconnect?: return .disconnect
@@ -71,7 +71,10 @@ public struct WorkerMessageDecoder: Sendable {
         }
         guard frames.count == CIP.Frames.stats, frames.dropped == 0 else {
             throw WorkerMessageError(
-                code: .malformed, message: "STATS takes 2 frames: CIPW02, STATS", check: 3, command: .stats)
+                code: .malformed,
+                message:
+                    "STATS takes 2 frames: \(CIP.workerSignature(version: Self.version(ofSignature: frames[0]) ?? 2)), STATS",
+                check: 3, command: .stats)
         }
         return true
     }
@@ -137,12 +140,12 @@ public struct WorkerMessageDecoder: Sendable {
     }
 
     /// Check 6: a RESULT.
-    private func decodeResult(_ frames: WireFrames) throws(WorkerMessageError) -> WorkerResult {
+    private func decodeResult(_ frames: WireFrames, version: UInt8) throws(WorkerMessageError) -> WorkerResult {
         func fail(_ message: String) -> WorkerMessageError {
             WorkerMessageError(code: .malformed, message: message, check: 6, command: .result)
         }
         guard frames.count == CIP.Frames.result else {
-            throw fail("RESULT takes 5 frames: CIPW01, RESULT, job id, outcome, body")
+            throw fail("RESULT takes 5 frames: \(CIP.workerSignature(version: version)), RESULT, job id, outcome, body")
         }
         guard frames[2].count == CIP.jobIDLength else { throw fail("the job id must be 8 bytes") }
         let bodySize = frames[WorkerResult.bodyIndex].count

@@ -75,5 +75,14 @@ import Testing
         #expect(registration.version == 3)
         #expect(try workers.isStatsQuery([bytes("CIPW03"), bytes("STATS")]))
         #expect(throws: WorkerMessageError.self) { try workers.isStatsQuery([bytes("CIPW03"), bytes("STATS"), []]) }
+        // Errors name the frames in the sender's version.
+        do throws(WorkerMessageError) {
+            _ = try workers.isStatsQuery([bytes("CIPW03"), bytes("STATS"), []])
+            Issue.record("a STATS with 3 frames passed")
+        } catch {
+            #expect(error.message.contains("CIPW03, STATS"), "\(error)")
+        }
+        let result = workers.error([bytes("CIPW03"), bytes("RESULT"), jobID, bytes("stop")], isRegistered: true)
+        #expect(result?.message.contains("5 frames: CIPW03, RESULT") == true, "\(String(describing: result))")
     }
 }

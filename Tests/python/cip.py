@@ -34,8 +34,10 @@ CIPC = b"CIPC01"
 CIPW = b"CIPW01"
 CIPC2 = b"CIPC02"  # section 4.10: idempotency keys, replay flags, CANCEL
 CIPW2 = b"CIPW02"  # section 5.13: JOB with key (F7) and attempt (F8), CANCEL to the worker, RESULT cancelled
+CIPW3 = b"CIPW03"  # section 5.15: JOB with the last phase (F9): a lifecycle's phases in one job, a RESULT per phase
 CLIENT_SIGNATURES = {1: CIPC, 2: CIPC2}
-WORKER_SIGNATURES = {1: CIPW, 2: CIPW2}
+WORKER_SIGNATURES = {1: CIPW, 2: CIPW2, 3: CIPW3}
+WORKER_VERSIONS = {sig: v for v, sig in WORKER_SIGNATURES.items()}
 JOB_PHASES = ("resolve", "confirm", "handle")
 REQUEST_PHASES = JOB_PHASES + ("lifecycle",)
 STATUSES = ("final", "progress", "error")
@@ -63,6 +65,17 @@ class ProtocolViolation(AssertionError):
 def violation(condition: bool, what: str, frames: list[bytes] | None = None) -> None:
     if not condition:
         raise ProtocolViolation(what + (f"\n  frames: {frames!r}" if frames is not None else ""))
+
+
+def phase_order(phase: str) -> int:
+    """The position of a job phase in a lifecycle (6.1): resolve 0, confirm 1, handle 2."""
+    return JOB_PHASES.index(phase)
+
+
+def next_phase(phase: str) -> str | None:
+    """The job phase after this one in a lifecycle (6.1), None after handle."""
+    i = JOB_PHASES.index(phase) + 1
+    return JOB_PHASES[i] if i < len(JOB_PHASES) else None
 
 
 def is_decimal_frame(frame: bytes) -> bool:
@@ -296,6 +309,10 @@ class Client:
         self.owed_pongs = 0
         self.owed_anonymous = 0                       # answers expected with an empty F2 (section 4.8)
         self.tolerated_status: dict[bytes, int] = {}  # CANCELs that may or may not get a STATUS answer (a race)
+        # 5.15: a broker run with `--chain-lifecycle handle` treats a lifecycle job chained through handle as a handle
+        # dispatch from the start, and its `worker-lost` names the phase it last heard of (any job phase). Off: a
+        # worker-lost is for handle jobs only (6.7), as for every broker that chains no further than confirm.
+        self.chain_through_handle = False
         self.closed = False
 
     # -- sending ------------------------------------------------------------------------------------------
@@ -492,7 +509,7 @@ class Client:
                 violation(phase == "", f"{code} answers have an empty F4 (4.8, 4.6)", frames)
             if code in ACCEPTED_ENDING_CODES:
                 violation(phase in JOB_PHASES, f"{code} ends an accepted request: F4 is a job phase (4.5)", frames)
-            if code == "worker-lost":
+            if code == "worker-lost" and not self.chain_through_handle:
                 violation(phase == "handle", "worker-lost is for handle jobs only (6.7)", frames)
             if code == "idempotency-conflict" and command == "REPLY":
                 # (cancelled may reach a CIPC01 answer: a CIPC01 request cancelled by a CANCEL of its connection)
@@ -548,20 +565,23 @@ class WorkerMessage:
     text: str = ""
     key: bytes = b""   # JOB F7 (version 02, 5.13): the request's idempotency key, empty for none
     attempt: int = 0   # JOB F8 (version 02): the attempt with this key, 1 without a key; 0 for a CIPW01 JOB
+    last_phase: str = ""  # JOB F9 (version 03, 5.15): the last phase the worker runs; = phase for CIPW01/02 JOBs
     received_at: float = field(default_factory=time.monotonic)
 
     @property
     def version(self) -> int:
-        return 2 if self.frames[0] == CIPW2 else 1
+        return WORKER_VERSIONS.get(self.frames[0], 1)
 
     @property
     def json(self) -> Any:
         return json.loads(self.body)
 
     def __repr__(self) -> str:
-        extra = f" key={self.key!r} attempt={self.attempt}" if self.version == 2 and self.command == "JOB" else ""
-        return (f"<{self.command}{' v2' if self.version == 2 else ''} {self.job_id!r} {self.intent_type} {self.phase}"
-                f" {self.code} {self.body[:200]!r}{extra}>")
+        extra = f" key={self.key!r} attempt={self.attempt}" if self.version >= 2 and self.command == "JOB" else ""
+        if self.version >= 3 and self.command == "JOB":
+            extra += f" last={self.last_phase}"
+        return (f"<{self.command}{f' v{self.version}' if self.version >= 2 else ''} {self.job_id!r} {self.intent_type}"
+                f" {self.phase} {self.code} {self.body[:200]!r}{extra}>")
 
 
 class PyWorker:
@@ -576,7 +596,9 @@ class PyWorker:
                  version: int = 1):
         self.context = context or zmq.Context.instance()
         # 1: CIPW01; 2: CIPW02 (5.13): READY with CIPW02, and the broker then speaks CIPW02 to this worker: 9-frame
-        # JOBs with key and attempt, CANCEL, every message with F0 CIPW02.
+        # JOBs with key and attempt, CANCEL, every message with F0 CIPW02. 3: CIPW03 (5.15): as 2, with 10-frame JOBs
+        # whose F9 is the last phase of the job (a chained lifecycle job is answered with a RESULT per phase; the test
+        # plays the worker and sends them).
         self.version = version
         self.signature = WORKER_SIGNATURES[version]
         self.registered_version: int | None = None  # the version of the last READY sent through ready()
@@ -746,7 +768,8 @@ class PyWorker:
 
     def check(self, frames: list[bytes]) -> WorkerMessage:
         violation(len(frames) >= 2, "a CIP message has at least 2 frames", frames)
-        violation(frames[0] in (CIPW, CIPW2), "F0 of a message from the backend is CIPW01 or CIPW02 (9)", frames)
+        violation(frames[0] in (CIPW, CIPW2, CIPW3), "F0 of a message from the backend is CIPW01, CIPW02 or CIPW03 "
+                  "(9, 5.13, 5.15)", frames)
         command = frames[1].decode("ascii", "replace")
         # 5.13: once registered, every message the broker sends a worker is in the version of its READY. (An ERROR
         # may answer a message of any version, e.g. a READY sent raw in another version, so it is not held to it.)
@@ -763,23 +786,36 @@ class PyWorker:
             violation(code in WORKER_ERROR_CODES, f"ERROR code {code!r} (5.9)", frames)
             return WorkerMessage(frames, command, code=code, text=frames[3].decode("utf-8"))
         if command == "CANCEL":
-            violation(frames[0] == CIPW2, "CANCEL exists only in CIPW02: a CIPW01 worker never gets it (5.13)", frames)
+            violation(frames[0] in (CIPW2, CIPW3), "CANCEL exists only from CIPW02 on: a CIPW01 worker never gets it "
+                      "(5.13, 5.15)", frames)
             violation(len(frames) == 3, "CANCEL has exactly 3 frames (5.13)", frames)
             violation(len(frames[2]) == 8, "CANCEL F2 is an 8-byte job id (5.13)", frames)
             return WorkerMessage(frames, command, frames[2])
         violation(command == "JOB", f"the broker sends workers JOB, CANCEL, HEARTBEAT, DISCONNECT, DRAIN or ERROR, "
                   f"not {command!r} (5, 5.13)", frames)
         key, attempt = b"", 0
-        if frames[0] == CIPW2:
-            violation(len(frames) == 9, "a CIPW02 JOB has exactly 9 frames (5.13)", frames)
+        last = frames[4] if len(frames) > 4 else b""
+        if frames[0] in (CIPW2, CIPW3):
+            if frames[0] == CIPW3:
+                violation(len(frames) == 10, "a CIPW03 JOB has exactly 10 frames (5.15)", frames)
+                last = frames[9]
+                violation(last.decode("ascii", "replace") in JOB_PHASES, "JOB F9 (last phase) is resolve, confirm or "
+                          "handle (5.15)", frames)
+                violation(frames[4].decode("ascii", "replace") not in JOB_PHASES
+                          or phase_order(last.decode()) >= phase_order(frames[4].decode()),
+                          "JOB F9 (last phase) does not come before F4 (5.15)", frames)
+            else:
+                violation(len(frames) == 9, "a CIPW02 JOB has exactly 9 frames (5.13)", frames)
             key, attempt_b = frames[7], frames[8]
             violation(len(key) <= 255, "JOB F7 (key) is 0..255 bytes (5.13)", frames)
             violation(is_decimal_frame(attempt_b) and int(attempt_b) >= 1, "JOB F8 (attempt) is a decimal from 1 "
                       "(5.13)", frames)
             attempt = int(attempt_b)
             violation(key != b"" or attempt == 1, "the attempt is 1 without a key (5.13)", frames)
-            violation(key == b"" or frames[4] == b"handle", "the key is always empty for resolve and confirm (5.13)",
-                      frames)
+            # 5.13: the key is empty for resolve and confirm; 5.15: F7 and F8 are those of the job's handle phase, if
+            # it has one (a job runs F4 to F9, so it has one when F9 is handle).
+            violation(key == b"" or last == b"handle", "the key is always empty for a job without a handle phase "
+                      "(5.13, 5.15)", frames)
         else:
             violation(len(frames) == 7, "JOB has exactly 7 frames (5.7)", frames)
         job_id, intent_type, phase, left, body = frames[2:7]
@@ -789,7 +825,7 @@ class PyWorker:
         violation(is_decimal_frame(left), "JOB F5 is a decimal (3.3, 5.7)", frames)
         violation(len(body) > 0, "a body frame is never empty", frames)
         return WorkerMessage(frames, "JOB", job_id, intent_type.decode(), phase.decode(), int(left), body, key=key,
-                             attempt=attempt)
+                             attempt=attempt, last_phase=last.decode())
 
     def close(self) -> None:
         """Stop the I/O thread and close the socket (200 ms linger so that a last DISCONNECT goes out)."""
@@ -817,6 +853,8 @@ class FromWorker:
     frames: list[bytes]
     command: str
     received_at: float = field(default_factory=time.monotonic)
+    phase: str = ""    # RESULT: the phase it answers, for a job this PyBroker sent with job() (5.15: one per phase)
+    last: bool = True  # RESULT: whether it is its job's last RESULT (False: a continue before the job's last phase)
 
     @property
     def job_id(self) -> bytes:
@@ -835,7 +873,18 @@ class FromWorker:
         return json.loads(self.frames[4])
 
     def __repr__(self) -> str:
-        return f"<{self.command} from {self.routing_id!r} {self.frames[2:5]!r}>"
+        more = f" {self.phase}{'' if self.last else ' (not last)'}" if self.command == "RESULT" and self.phase else ""
+        return f"<{self.command} from {self.routing_id!r} {self.frames[2:5]!r}{more}>"
+
+
+@dataclass
+class SentJob:
+    """A JOB PyBroker sent and whose last RESULT has not arrived yet."""
+
+    rid: bytes
+    intent_type: str
+    phase: str  # the phase the job's next RESULT answers: F4, then the next phase after each continue before `last`
+    last: str   # F9 of a CIPW03 JOB (5.15); = F4 for a job of one phase
 
 
 class PyBroker:
@@ -847,7 +896,12 @@ class PyBroker:
 
     Versions (5.13): a worker whose READY is CIPW02 is spoken to in CIPW02 (HEARTBEAT, DRAIN, 9-frame JOBs with key
     and attempt, CANCEL); it may answer in either signature, and may answer a job it was sent CANCEL for with
-    outcome `cancelled` (never another one)."""
+    outcome `cancelled` (never another one). A worker whose READY is CIPW03 (5.15) is spoken to in CIPW03 (10-frame
+    JOBs with the last phase F9) and may answer in any signature up to CIPW03. A job sent with job(..., last=...)
+    later than its phase is chained: each RESULT answers the job's current phase (checked by the outcome rule of
+    5.11 for that phase), a `continue` before the last phase moves the job on to the next phase, and any other RESULT
+    is the job's last. A RESULT for a job after its last RESULT breaks the protocol (5.11: exactly one RESULT per
+    JOB; 5.15: one per phase, up to the last)."""
 
     def __init__(self, endpoint: str, heartbeat_ms: int = 1000, context: zmq.Context | None = None,
                  schemas: Schemas = SCHEMA_SET):
@@ -859,7 +913,12 @@ class PyBroker:
         self.acknowledge_drain = True
         self.registered: dict[bytes, FromWorker] = {}
         self.versions: dict[bytes, int] = {}  # routing id -> the version of its last READY (5.13)
-        self.jobs: dict[bytes, tuple[bytes, str, str]] = {}  # job id -> (worker, intent type, phase)
+        # routing id -> the version to speak to the worker in instead of its READY's: a test that a worker accepts an
+        # older version's messages from the broker (the reference worker accepts any signature, W1). What the worker
+        # may send stays bound to its READY's version.
+        self.send_versions: dict[bytes, int] = {}
+        self.jobs: dict[bytes, SentJob] = {}  # job id -> a job sent with job() whose last RESULT has not come yet
+        self.answered_jobs: set[bytes] = set()  # job ids sent with job() whose last RESULT came
         self.cancelled_jobs: set[bytes] = set()  # job ids this broker sent CANCEL for
         self.errors: list[BaseException] = []
         self.inbox: list[FromWorker] = []
@@ -923,15 +982,22 @@ class PyBroker:
         finally:
             socket.close(0)
 
+    def version_of(self, rid: bytes) -> int:
+        """The version this broker speaks to a worker in: its READY's (5.13), unless send_versions says otherwise."""
+        return self.send_versions.get(rid, self.versions.get(rid, 1))
+
     def signature(self, rid: bytes) -> bytes:
-        return WORKER_SIGNATURES[self.versions.get(rid, 1)]
+        return WORKER_SIGNATURES[self.version_of(rid)]
 
     def check(self, rid: bytes, frames: list[bytes]) -> FromWorker:
-        violation(len(frames) >= 2 and frames[0] in (CIPW, CIPW2), "a worker message starts with CIPW01 or CIPW02 "
-                  "(5, 5.13)", frames)
+        violation(len(frames) >= 2 and frames[0] in WORKER_VERSIONS, "a worker message starts with CIPW01, CIPW02 or "
+                  "CIPW03 (5, 5.13, 5.15)", frames)
         command = frames[1].decode("ascii", "replace")
-        if command != "READY" and frames[0] == CIPW2:
-            violation(self.versions.get(rid) == 2, "a CIPW01 worker sends CIPW01 only (9)", frames)
+        if command != "READY":
+            version = WORKER_VERSIONS[frames[0]]
+            violation(version <= self.versions.get(rid, 1), f"a worker registered with "
+                      f"{WORKER_SIGNATURES[self.versions.get(rid, 1)]!r} sends no later version (9, 5.13, 5.15)",
+                      frames)
         if command == "READY":
             violation(len(frames) >= 5, "READY has at least 5 frames (5.2)", frames)
             violation(is_decimal_frame(frames[2]) and 1 <= int(frames[2]) <= 1000, "READY capacity 1..1000", frames)
@@ -940,7 +1006,7 @@ class PyBroker:
                 violation(1 <= len(t) <= 255, "an intent type is 1..255 bytes", frames)
             m = FromWorker(rid, frames, command)
             self.registered[rid] = m
-            self.versions[rid] = 2 if frames[0] == CIPW2 else 1
+            self.versions[rid] = WORKER_VERSIONS[frames[0]]
             return m
         if command in ("HEARTBEAT", "DRAIN", "DISCONNECT"):
             violation(len(frames) == 2, f"{command} has exactly 2 frames (5.4-5.6)", frames)
@@ -952,8 +1018,14 @@ class PyBroker:
         violation(len(frames) == 5, "RESULT has exactly 5 frames (5.3)", frames)
         job_id, outcome, body = frames[2], frames[3].decode("ascii", "replace"), frames[4]
         violation(len(job_id) == 8, "RESULT F2 is an 8-byte job id", frames)
-        outcomes = ("continue", "stop", "error") + (("cancelled",) if self.versions.get(rid) == 2 else ())
+        outcomes = ("continue", "stop", "error") + (("cancelled",) if self.versions.get(rid, 1) >= 2 else ())
         violation(outcome in outcomes, f"RESULT outcome {outcome!r} (5.3, 5.13)", frames)
+        violation(job_id not in self.answered_jobs, "a RESULT for a job after its last RESULT (5.11: exactly one "
+                  "RESULT per JOB; 5.15: one per phase, up to the first that is not continue or the last phase's)",
+                  frames)
+        job = self.jobs.get(job_id)
+        if job is not None:
+            violation(job.rid == rid, f"a RESULT for a job sent to {job.rid!r} (5.11)", frames)
         parsed = strict_loads(body)
         if outcome == "cancelled":
             violation(job_id in self.cancelled_jobs, "a worker MUST NOT answer cancelled to a job that was not "
@@ -964,11 +1036,23 @@ class PyBroker:
             self.schemas.check("error.schema.json", parsed, "RESULT error")
         else:
             self.schemas.check_interaction(parsed, f"RESULT {outcome}")
-            job = self.jobs.get(job_id)
             if job is not None:
-                violation(outcome == expected_outcome(job[2], parsed),
-                          f"outcome {outcome!r} breaks the outcome rule of 5.11 for a {job[2]} job", frames)
-        return FromWorker(rid, frames, command)
+                violation(job.phase in parsed, f"the RESULT of a {job.phase} phase holds its {job.phase!r} key (5.11 "
+                          f"step 6)", frames)
+                violation(outcome == expected_outcome(job.phase, parsed),
+                          f"outcome {outcome!r} breaks the outcome rule of 5.11 for a {job.phase} phase"
+                          f"{f' (a job through {job.last})' if job.last != job.phase else ''}", frames)
+        if job is None:
+            return FromWorker(rid, frames, command)
+        m = FromWorker(rid, frames, command, phase=job.phase)
+        following = next_phase(job.phase)
+        if outcome == "continue" and phase_order(job.phase) < phase_order(job.last) and following is not None:
+            job.phase = following  # 5.15: the worker runs the next phase at once; its RESULT comes under this job id
+            m.last = False
+        else:
+            self.jobs.pop(job_id, None)
+            self.answered_jobs.add(job_id)
+        return m
 
     # -- sending ------------------------------------------------------------------------------------------
 
@@ -976,21 +1060,27 @@ class PyBroker:
         self._outbox.put([rid, *frames])
 
     def job(self, rid: bytes, intent_type: str, phase: str, body: Any, time_left: int | bytes = 3000,
-            job_id: bytes | None = None, key: bytes = b"", attempt: int | bytes = 1) -> bytes:
-        """Send a JOB (5.7; to a CIPW02 worker with key and attempt, 5.13); returns its job id."""
+            job_id: bytes | None = None, key: bytes = b"", attempt: int | bytes = 1, last: str | None = None) -> bytes:
+        """Send a JOB (5.7; to a CIPW02 worker with key and attempt, 5.13; to a CIPW03 worker with the last phase
+        `last` as F9, default `phase`, 5.15); returns its job id. `last` needs a CIPW03 worker."""
         job_id = job_id or next(self._counter).to_bytes(8, "little")
-        self.jobs[job_id] = (rid, intent_type, phase)
+        version = self.version_of(rid)
+        assert last is None or version >= 3, "only a CIPW03 JOB has a last phase (5.15)"
+        self.jobs[job_id] = SentJob(rid, intent_type, phase, last or phase)
+        self.answered_jobs.discard(job_id)
         left = time_left if isinstance(time_left, bytes) else str(time_left).encode()
         frames = [self.signature(rid), b"JOB", job_id, intent_type.encode(), phase.encode(), left, encode(body)]
-        if self.versions.get(rid, 1) == 2:
+        if version >= 2:
             frames += [key, attempt if isinstance(attempt, bytes) else str(attempt).encode()]
+        if version >= 3:
+            frames.append((last or phase).encode())
         self.send(rid, frames)
         return job_id
 
     def cancel(self, rid: bytes, job_id: bytes) -> None:
-        """CIPW02 CANCEL (5.13)."""
+        """CANCEL (5.13) in the worker's signature (CIPW02 or CIPW03); CIPW02 to a CIPW01 worker, which ignores it."""
         self.cancelled_jobs.add(job_id)
-        self.send(rid, [CIPW2, b"CANCEL", job_id])
+        self.send(rid, [self.signature(rid) if self.version_of(rid) >= 2 else CIPW2, b"CANCEL", job_id])
 
     # -- receiving ----------------------------------------------------------------------------------------
 
@@ -1018,9 +1108,18 @@ class PyBroker:
         return self.next(lambda m: m.command == "READY", timeout, "READY")
 
     def result(self, job_id: bytes, timeout: float = 15.0) -> FromWorker:
+        """The next RESULT of job_id (in arrival order: a chained job's RESULTs one call after the other)."""
         m = self.next(lambda m: m.command == "RESULT" and m.job_id == job_id, timeout, f"RESULT {job_id!r}")
-        self.jobs.pop(job_id, None)
+        if m.last:
+            self.jobs.pop(job_id, None)
         return m
+
+    def results(self, job_id: bytes, timeout: float = 15.0) -> list[FromWorker]:
+        """Every RESULT of a job sent with job(), up to and including its last (5.15: one per phase it ran)."""
+        out = [self.result(job_id, timeout)]
+        while not out[-1].last:
+            out.append(self.result(job_id, timeout))
+        return out
 
     def expect_no_result(self, duration: float) -> None:
         end = time.monotonic() + duration
