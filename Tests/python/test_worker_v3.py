@@ -17,6 +17,8 @@ import pytest
 
 import cip
 from cip import CIPW2, CIPW3, interaction
+from test_cancel import status_of, wait_for  # STATUS polling, bounded
+from test_worker_v2 import body, key, with_phase  # the same bodies as version 02's tests
 
 HB = 250  # heartbeat interval (ms): a silent worker is dead after 750 ms
 
@@ -38,20 +40,6 @@ def worker(spawn, broker, version=3, types=("PyEcho",), capacity=1, **kw):
     return w
 
 
-def key() -> bytes:
-    return uuid.uuid4().hex.encode()
-
-
-def body(text="x", intent_type="PyEcho") -> bytes:
-    return cip.encode(interaction(intent_type, text=text))
-
-
-def with_phase(raw: bytes, phase: str, value) -> bytes:
-    obj = json.loads(raw)
-    obj[phase] = value
-    return cip.encode(obj)
-
-
 def resolved(raw: bytes) -> bytes:
     return with_phase(raw, "resolve", {})
 
@@ -63,22 +51,6 @@ def confirmed(raw: bytes, code: str = "ready") -> bytes:
 def handled(raw: bytes, intent_type: str = "PyEcho", **data) -> bytes:
     return with_phase(raw, "handle", {"code": "success", "userActivity": {"activityType": intent_type, "userInfo": {}},
                                       "data": data})
-
-
-def status_of(c, rid):
-    c.status(rid)
-    return c.status_answer(rid)
-
-
-def wait_for(c, rid, predicate, timeout: float = 10.0):
-    """STATUS until its answer satisfies predicate (observable state, not a fixed sleep)."""
-    end = time.monotonic() + timeout
-    while True:
-        s = status_of(c, rid)
-        if predicate(s):
-            return s
-        assert time.monotonic() < end, f"STATUS of {rid!r} never got there: {s}"
-        time.sleep(0.01)
 
 
 def running_in(c, rid, phase: str, worker_name: bytes):

@@ -138,12 +138,7 @@ extension BrokerCore {
         }
         request.bodySize = result.bodySize
         intentTypes[request.intentType].pace.recordAnswer()
-        if let metrics, let worker = workers[workerID] {
-            metrics.jobEnded(
-                worker: worker.name, intent: metricsLabel(ofType: request.intentType),
-                phase: request.phase.name.description, outcome: result.outcome.rawValue,
-                nanoseconds: now &- request.bookedAt)
-        }
+        recordPhaseEnded(request, result, on: workerID, now: now)
         if request.cancelRequested {
             // Cancelled while the job ran (section 4.10.2): the handler stopped, or finished first; a lifecycle goes
             // no further.
@@ -178,12 +173,7 @@ extension BrokerCore {
             let next = request.phase.next
         else { return }
         request.bodySize = result.bodySize
-        if let metrics, let worker = workers[workerID] {
-            metrics.jobEnded(
-                worker: worker.name, intent: metricsLabel(ofType: request.intentType),
-                phase: request.phase.name.description, outcome: result.outcome.rawValue,
-                nanoseconds: now &- request.bookedAt)
-        }
+        recordPhaseEnded(request, result, on: workerID, now: now)
         if request.cancelRequested {
             // The worker was told to stop: it runs no further phase, and answers the next with `cancelled`.
             fail(id, .cancelled, "cancelled by its client after its \(request.phase) phase", now: now)
@@ -193,6 +183,17 @@ extension BrokerCore {
         request.phase = next
         request.body = body
         request.bookedAt = now
+    }
+
+    /// The metrics of a phase a RESULT answered: its worker, intent type, phase, outcome and time since booked.
+    private func recordPhaseEnded(
+        _ request: BrokerRequest<Body>, _ result: WorkerResult, on workerID: WorkerID, now: UInt64
+    ) {
+        guard let metrics, let worker = workers[workerID] else { return }
+        metrics.jobEnded(
+            worker: worker.name, intent: metricsLabel(ofType: request.intentType),
+            phase: request.phase.name.description, outcome: result.outcome.rawValue,
+            nanoseconds: now &- request.bookedAt)
     }
 
     /// Removes a worker; its unanswered jobs are dispatched again (resolve, confirm) or end with `worker-lost`
