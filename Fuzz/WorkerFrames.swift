@@ -6,7 +6,8 @@
 // Invariants: decoding never traps; a decoded command agrees with its frames (READY written out anew decodes the
 // same); an unregistered sender gets `.unregistered` for anything but READY; an error names a check of 5.12 and a
 // code that check may give, checks 5 and 6 only for registered senders, with a short message. The STATS query check
-// (5.14, before decoding) says yes only for exactly [CIPW02, STATS], and refuses only a longer STATS, as check 3s.
+// (5.14, before decoding) says yes only for exactly [CIPW02, STATS] or [CIPW03, STATS], and refuses only a longer
+// STATS, as check 3s.
 
 import IntentWire
 
@@ -20,7 +21,9 @@ public func fuzzWorkerFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     let outcome = WireFrames.withFrames(frames, dropped: dropped) { wire in
         Result { () throws(WorkerMessageError) in try decoder.decode(wire, isRegistered: registered) }
     }
-    let isStats = frames.count >= 2 && frames[0] == FuzzInput.ascii("CIPW02") && frames[1] == FuzzInput.ascii("STATS")
+    let isStats =
+        frames.count >= 2 && (frames[0] == FuzzInput.ascii("CIPW02") || frames[0] == FuzzInput.ascii("CIPW03"))
+        && frames[1] == FuzzInput.ascii("STATS")
     let query = WireFrames.withFrames(frames, dropped: dropped) { wire in
         Result { () throws(WorkerMessageError) in try decoder.isStatsQuery(wire) }
     }
@@ -34,8 +37,9 @@ public func fuzzWorkerFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     switch outcome {
     case .success(let command):
         invariant(dropped == 0 && frames.count >= 2 && frames.count <= limits.maxFrames, "frame count")
-        let version: UInt8 = frames[0] == FuzzInput.ascii("CIPW02") ? 2 : 1
-        invariant(frames[0] == FuzzInput.ascii("CIPW01") || version == 2, "signature")
+        let version: UInt8 =
+            frames[0] == FuzzInput.ascii("CIPW03") ? 3 : frames[0] == FuzzInput.ascii("CIPW02") ? 2 : 1
+        invariant(frames[0] == FuzzInput.ascii("CIPW01") || version >= 2, "signature")
         let isReady = frames[1] == FuzzInput.ascii("READY")
         switch command {
         case .ready(let ready):
