@@ -65,6 +65,14 @@ def ten_frames(job, phase: str, last: str):
     assert (job.phase, job.last_phase) == (phase, last), job
 
 
+def next_resolve_job(w, text: str, last: str):
+    """The worker's next JOB: a 10-frame resolve job through `last` for the request whose text is `text`."""
+    job = w.job()
+    ten_frames(job, "resolve", last)
+    assert job.json["intent"]["parameters"]["text"] == text
+    return job
+
+
 # -- which jobs are chained ------------------------------------------------------------------------------------------
 
 
@@ -114,9 +122,7 @@ def test_chain_through_handle_runs_the_whole_lifecycle_in_one_job(spawn, chain_b
     assert (final.status, final.phase, final.body) == ("final", "handle", r3)
     # The job's last RESULT freed the only slot: the next request's JOB comes (and it is no leftover of the first).
     rid2 = c.request("PyEcho", "lifecycle", body("second"), deadline=10000)
-    job2 = w.job()
-    ten_frames(job2, "resolve", "handle")
-    assert job2.json["intent"]["parameters"]["text"] == "second"
+    job2 = next_resolve_job(w, "second", "handle")
     w.result(job2, "stop", resolved(job2.body))
     assert c.ending(rid2).phase == "resolve"
 
@@ -234,9 +240,7 @@ def test_a_stop_after_resolve_ends_the_job_and_frees_the_slot(spawn, chain_broke
     w.result(job, outcome, out)
     ended = c.ending(first)
     assert (ended.status, ended.phase, ended.body) == ("final" if outcome == "stop" else "error", "resolve", out)
-    following = w.job()
-    ten_frames(following, "resolve", "handle")
-    assert following.json["intent"]["parameters"]["text"] == "queued"
+    following = next_resolve_job(w, "queued", "handle")
     w.result(following, "stop", resolved(following.body))
     assert c.ending(queued).phase == "resolve"
 
@@ -264,9 +268,7 @@ def test_cancel_mid_chain(spawn, chain_broker):
     stored = status_of(c, rid)
     assert (stored.status, stored.code, stored.body) == ("error", "cancelled", ended.body)
     w.cancelled(job)  # the confirm phase, answered at once: the job's last RESULT
-    following = w.job()
-    ten_frames(following, "resolve", "handle")
-    assert following.json["intent"]["parameters"]["text"] == "queued"
+    following = next_resolve_job(w, "queued", "handle")
     r1 = resolved(following.body)
     w.result(following, "continue", r1)
     r2 = confirmed(r1)
@@ -326,9 +328,7 @@ def test_a_lost_chain_through_handle_ends_worker_lost(spawn, chain_broker, conti
         assert "may have started handle" in lost.json["message"], lost.json
     # Nothing of it runs again: the second worker's next JOB is a new request's.
     later = c.request("PyEcho", "resolve", body("later"), deadline=10000)
-    job2 = second.job()
-    ten_frames(job2, "resolve", "resolve")
-    assert job2.json["intent"]["parameters"]["text"] == "later"
+    job2 = next_resolve_job(second, "later", "resolve")
     second.result(job2, "stop", resolved(job2.body))
     assert c.ending(later).status == "final"
 
@@ -368,9 +368,7 @@ def test_a_result_after_the_jobs_last_result_is_dropped(spawn, chain):
         w.result(job, "stop", handled(confirmed(resolved(job.body)), job="stray"))
     # The strays reached the broker before anything the worker sends later (one connection, in order).
     rid2 = c.request("PyEcho", "lifecycle", body("next"), deadline=10000)
-    job2 = w.job()
-    ten_frames(job2, "resolve", chain)
-    assert job2.json["intent"]["parameters"]["text"] == "next"
+    job2 = next_resolve_job(w, "next", chain)
     w.result(job2, "stop", with_phase(job2.body, "resolve", {"text": {"kind": "needsValue"}}))
     assert c.ending(rid2).phase == "resolve"
     stored = status_of(c, rid)
