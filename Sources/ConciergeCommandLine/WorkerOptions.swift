@@ -4,7 +4,7 @@ import IntentWorker
 /// How each worker runs jobs (`worker`, `pool`, `up`, and `concierge-worker`).
 public struct WorkerOptions: ParsableArguments, Sendable {
     @Option(help: "Jobs each worker runs at once.")
-    public var capacity: Int = WorkerConfiguration(name: "").capacity
+    public var capacity: Int = WorkerConfiguration.defaultCapacity
 
     @Option(
         help: """
