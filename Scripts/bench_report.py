@@ -268,21 +268,21 @@ echo_lat = figures(load("echo_lat"))
 print()
 print("Targets (issue 14, same sitting; rates at 100 in flight: the medians of the rounds' ratios):")
 if echo_ratio is not None:
-    print(f"- echo throughput >= 0.7x the C broker: {echo_ratio:.2f}x -> {'PASS' if echo_ratio >= 0.7 else 'FAIL'}")
+    print(f"- echo throughput >= 0.7x the C broker: {echo_ratio:.3f}x -> {'PASS' if echo_ratio >= 0.7 else 'FAIL'}")
 for part, goal in (("broker", 1.25), ("workers", 2.0)):
     if cpu_ratio.get(part) is not None:
         value = cpu_ratio[part]
-        print(f"- {part} CPU per request <= {goal}x the C reference's: {value:.2f}x -> {'PASS' if value <= goal else 'FAIL'}")
+        print(f"- {part} CPU per request <= {goal}x the C reference's: {value:.3f}x -> {'PASS' if value <= goal else 'FAIL'}")
 if echo_lat and c_lat:
     value = echo_lat["p50"] / c_lat["p50"]
-    print(f"- one-at-a-time p50 <= 1.3x the C broker's: {value:.2f}x -> {'PASS' if value <= 1.3 else 'FAIL'}")
+    print(f"- one-at-a-time p50 <= 1.3x the C broker's: {value:.3f}x -> {'PASS' if value <= 1.3 else 'FAIL'}")
 if lifecycle_ratio is not None:
-    print(f"- lifecycle >= 0.25x the C broker's echo: {lifecycle_ratio:.2f}x -> "
+    print(f"- lifecycle >= 0.25x the C broker's echo: {lifecycle_ratio:.3f}x -> "
           f"{'PASS' if lifecycle_ratio >= 0.25 else 'FAIL'}")
     whole = figures(load("lifecycle_chain_handle_100"))
     if whole and c_thr:
         value = whole["rps"] / c_thr["rps"]
-        print(f"- lifecycle with --chain-lifecycle handle >= 0.25x the C broker's echo (median round): {value:.2f}x -> "
+        print(f"- lifecycle with --chain-lifecycle handle >= 0.25x the C broker's echo (median round): {value:.3f}x -> "
               f"{'PASS' if value >= 0.25 else 'FAIL'}")
 if overload and capacity:
     for name, label in (("overload", "default"), ("overload_capped", "--standing-queue-wait-ms 20"),
@@ -291,7 +291,7 @@ if overload and capacity:
         if run is None:
             continue
         ratio, misses = run["throughput_rps"] / capacity, run["deadline_misses"]
-        print(f"- goodput at 2x overload >= 0.9x capacity with 0 misses ({label}): {ratio:.2f}x, {misses} misses -> "
+        print(f"- goodput at 2x overload >= 0.9x capacity with 0 misses ({label}): {ratio:.3f}x, {misses} misses -> "
               f"{'PASS' if ratio >= 0.9 and misses == 0 else 'FAIL'}")
     peak = int(meta.get("overload_broker_peak_rss_kb", 0)) / 1024
     print(f"- broker RSS <= 128 MiB at 2x overload, default settings: {peak:.1f} MiB -> "
@@ -303,7 +303,7 @@ if idle > 0:
           f"its own memory (USS) {uss:.1f} MiB -> {'PASS' if 0 < uss <= 12 else 'FAIL'}")
 if all(all(rounds) for rounds in journal_rounds.values()):
     ratio = sum(r["rps"] for r in journal_rounds["sqlite"]) / sum(r["rps"] for r in journal_rounds["memory"])
-    print(f"- echo with the SQLite journal >= 0.5x memory-only: {ratio:.2f}x -> {'PASS' if ratio >= 0.5 else 'FAIL'}")
+    print(f"- echo with the SQLite journal >= 0.5x memory-only: {ratio:.3f}x -> {'PASS' if ratio >= 0.5 else 'FAIL'}")
 for name, label in (("fairness", "default"), ("fairness_capped", "--standing-queue-wait-ms 20")):
     fairness_path = os.path.join(out, f"{name}.json")
     if not os.path.exists(fairness_path):
