@@ -1,4 +1,3 @@
-import HeapModule
 import IntentWire
 
 /// The core's invariants, checked by the tests after every step (cheap enough for tests, never called by the

@@ -1,4 +1,3 @@
-import HeapModule
 import IntentWire
 import Logging
 

@@ -1,4 +1,3 @@
-import HeapModule
 import IntentWire
 import Logging
 
@@ -47,7 +46,7 @@ struct BrokerCore<Body> {
     var intentTypeIndex: [[UInt8]: Int] = [:]
     /// Requests waiting in all intent types' queues together (always the sum of the queues' counts).
     private(set) var queuedCount = 0
-    var timers = Heap<BrokerTimer>()
+    var timers = TimerQueue()
     var results: ResultStore<Body>
     /// Records of idempotency keys (issue 11, `Docs/IDEMPOTENCY.md`).
     var idempotency: IdempotencyStore<ResultStore<Body>.Result>
