@@ -32,11 +32,12 @@ import Testing
             #expect(queue.min == model.first)
             #expect(queue.count == model.count)
             while let first = model.first, first.time <= now {
-                let popped = queue.popMin()
+                let popped = queue.popMin(dueBy: now)
                 #expect(popped == first, "seed \(seed): popped \(String(describing: popped)), expected \(first)")
                 guard popped == first else { return }
                 model.removeFirst()
             }
+            #expect(queue.popMin(dueBy: now) == nil, "seed \(seed): a timer not yet due was popped")
         }
         while let first = model.first {
             #expect(queue.popMin() == first)

@@ -23,10 +23,7 @@ extension BrokerCore {
     /// Fires the timers due by `now`, in order (the shell also calls this between batches of a long drain, so a
     /// flood of messages never delays a deadline reply).
     mutating func fireDueTimers(now: UInt64) {
-        while let timer = timers.min, timer.time <= now {
-            _ = timers.popMin()
-            fire(timer, now: now)
-        }
+        while let timer = timers.popMin(dueBy: now) { fire(timer, now: now) }
     }
 
     private mutating func fire(_ timer: BrokerTimer, now: UInt64) {

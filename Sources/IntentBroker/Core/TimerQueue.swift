@@ -21,13 +21,7 @@ struct TimerQueue {
     private var heap = Heap<BrokerTimer>()
 
     /// The timer that fires next.
-    var min: BrokerTimer? {
-        var soonest = heap.min
-        for lane in lanes {
-            if let first = lane.first, soonest.map({ first < $0 }) ?? true { soonest = first }
-        }
-        return soonest
-    }
+    var min: BrokerTimer? { soonest().timer }
 
     /// How many timers are pending.
     var count: Int { lanes.reduce(heap.count) { $0 + $1.count } }
@@ -51,8 +45,18 @@ struct TimerQueue {
         }
     }
 
-    /// Removes and returns the timer that fires next.
-    mutating func popMin() -> BrokerTimer? {
+    /// Removes and returns the timer that fires next, if it is due by `now` (one look at the heads for both).
+    mutating func popMin(dueBy now: UInt64 = .max) -> BrokerTimer? {
+        let (lane, timer) = soonest()
+        guard let timer, timer.time <= now else { return nil }
+        guard let lane else { return heap.popMin() }
+        lanes[lane].removeFirst()
+        if lanes[lane].isEmpty { lanes.remove(at: lane) }
+        return timer
+    }
+
+    /// The earliest of the lanes' heads and the heap's minimum, and its lane (nil: the heap's).
+    private func soonest() -> (lane: Int?, timer: BrokerTimer?) {
         var lane: Int?
         var soonest = heap.min
         for index in lanes.indices {
@@ -61,9 +65,6 @@ struct TimerQueue {
                 lane = index
             }
         }
-        guard let lane else { return heap.popMin() }
-        let timer = lanes[lane].removeFirst()
-        if lanes[lane].isEmpty { lanes.remove(at: lane) }
-        return timer
+        return (lane, soonest)
     }
 }
