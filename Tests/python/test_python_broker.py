@@ -207,13 +207,20 @@ def test_the_worker_registers_with_cipw03(pair):
     assert beat.frames == [CIPW3, b"HEARTBEAT"]
 
 
+def speaking(pair, version: int):
+    """The pair, when its worker registered with `version` or later; else the test is skipped (the registration test
+    fails instead)."""
+    broker, _, rid = pair
+    if broker.versions[rid] < version:
+        pytest.skip(f"the worker registered with CIPW0{broker.versions[rid]} "
+                    "(test_the_worker_registers_with_cipw03 fails)")
+    return pair
+
+
 @pytest.fixture
 def worker2(pair):
     """The pair, when the worker speaks version 02 or later (it has keys, attempts and CANCEL)."""
-    broker, _, rid = pair
-    if broker.versions[rid] < 2:
-        pytest.skip("the worker registered with CIPW01 (test_the_worker_registers_with_cipw03 fails)")
-    return pair
+    return speaking(pair, 2)
 
 
 @pytest.fixture(params=[2, 3], ids=["sent-cipw02", "sent-cipw03"])
@@ -311,10 +318,8 @@ def test_unusable_v2_jobs_are_malformed(worker2, tail, what):
 
 @pytest.fixture
 def pair3(pair):
-    broker, _, rid = pair
-    if broker.versions[rid] < 3:
-        pytest.skip("the worker registered with an older version (test_the_worker_registers_with_cipw03 fails)")
-    return pair
+    """The pair, when the worker speaks version 03 (chained lifecycle jobs)."""
+    return speaking(pair, 3)
 
 
 PAYMENT = {"payee": {"displayName": "Anna"}, "currencyAmount": {"amount": "12.50", "currencyCode": "EUR"},

@@ -222,17 +222,24 @@ def test_a_v2_worker_on_the_same_broker_gets_a_job_per_phase(spawn, chain):
 # -- the job's last RESULT, and the slot ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("outcome", ["stop", "error"])
-def test_a_stop_after_resolve_ends_the_job_and_frees_the_slot(spawn, chain_broker, outcome):
-    """5.15: a job's last RESULT is the first that is not `continue`: a `stop` (or `error`) of resolve ends the job
-    before F9, the request ends with it, and the only slot is free: the queued request's JOB comes next."""
-    w = worker(spawn, chain_broker, capacity=1)
-    c = spawn.client(chain_broker, version=2)
-    first = c.request("PyEcho", "lifecycle", body("first"), deadline=10000)
+def chained_job_and_one_queued(spawn, broker, text):
+    """A worker of capacity 1 holding a lifecycle job chained through handle (its JOB checked), and a second
+    lifecycle request queued behind it for the slot. Returns (worker, client, first request id, job, queued id)."""
+    w = worker(spawn, broker, capacity=1)
+    c = spawn.client(broker, version=2)
+    rid = c.request("PyEcho", "lifecycle", body(text), deadline=10000)
     job = w.job()
     ten_frames(job, "resolve", "handle")
     queued = c.request("PyEcho", "lifecycle", body("queued"), deadline=10000)
     assert status_of(c, queued).json["state"] == "queued"  # capacity 1: it waits for the chained job's slot
+    return w, c, rid, job, queued
+
+
+@pytest.mark.parametrize("outcome", ["stop", "error"])
+def test_a_stop_after_resolve_ends_the_job_and_frees_the_slot(spawn, chain_broker, outcome):
+    """5.15: a job's last RESULT is the first that is not `continue`: a `stop` (or `error`) of resolve ends the job
+    before F9, the request ends with it, and the only slot is free: the queued request's JOB comes next."""
+    w, c, first, job, queued = chained_job_and_one_queued(spawn, chain_broker, "first")
     if outcome == "stop":
         out = with_phase(job.body, "resolve", {"text": {"kind": "needsValue"}})
     else:
@@ -250,13 +257,7 @@ def test_cancel_mid_chain(spawn, chain_broker):
     CANCEL for the job id; its resolve `continue` ends the request `cancelled` (no further phase for the client),
     but the job keeps the slot until the worker answers the next phase `cancelled`, its last RESULT; only then does
     the queued request's JOB come."""
-    w = worker(spawn, chain_broker, capacity=1)
-    c = spawn.client(chain_broker, version=2)
-    rid = c.request("PyEcho", "lifecycle", body("cancel me"), deadline=10000)
-    job = w.job()
-    ten_frames(job, "resolve", "handle")
-    queued = c.request("PyEcho", "lifecycle", body("queued"), deadline=10000)
-    assert status_of(c, queued).json["state"] == "queued"
+    w, c, rid, job, queued = chained_job_and_one_queued(spawn, chain_broker, "cancel me")
     c.cancel(rid)
     cancel = w.cancel_of(job)
     assert cancel.frames == [CIPW3, b"CANCEL", job.job_id]
