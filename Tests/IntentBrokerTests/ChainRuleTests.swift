@@ -12,6 +12,16 @@ import Testing
         return configuration
     }
 
+    /// A broker chaining through handle, whose one version-03 worker of capacity 1 holds the lifecycle job of
+    /// `request`, with a resolve request "next" queued behind it for the slot.
+    static func oneSlotChainingThroughHandle(holding request: String) throws -> CoreHarness {
+        var broker = try CoreHarness(configuration(chainingThrough: .handle))
+        broker.register("w1", capacity: 1, version: 3)
+        broker.send(request, phase: .lifecycle)
+        broker.send("next", phase: .resolve)
+        return broker
+    }
+
     @Test func byDefaultResolveAndConfirmRunInOneJobAndHandleInAJobOfItsOwn() throws {
         var broker = try CoreHarness()
         broker.register("w1", version: 3)
@@ -35,10 +45,7 @@ import Testing
     }
 
     @Test func throughHandleTheWholeLifecycleIsOneJobAndItsSlotIsTakenUntilTheLastResult() throws {
-        var broker = try CoreHarness(Self.configuration(chainingThrough: .handle))
-        broker.register("w1", capacity: 1, version: 3)
-        broker.send("pay", phase: .lifecycle)
-        broker.send("next", phase: .resolve)
+        var broker = try Self.oneSlotChainingThroughHandle(holding: "pay")
         #expect(try #require(broker.jobs["w1"]?.first).lastPhase == .handle)
         broker.answer("w1", outcome: .continue)
         broker.answer("w1", outcome: .continue)
@@ -52,10 +59,7 @@ import Testing
     }
 
     @Test func aStopEndsTheChainAndItsJob() throws {
-        var broker = try CoreHarness(Self.configuration(chainingThrough: .handle))
-        broker.register("w1", capacity: 1, version: 3)
-        broker.send("msg", phase: .lifecycle)
-        broker.send("next", phase: .resolve)
+        var broker = try Self.oneSlotChainingThroughHandle(holding: "msg")
         broker.answer("w1", outcome: .stop, body: #"{"resolve":{"recipient":{"kind":"disambiguation"}}}"#)
         #expect(broker.endings(of: "msg").map(\.phase) == ["resolve"])
         #expect(broker.jobIDs("w1") == ["next"])
@@ -111,10 +115,7 @@ import Testing
     }
 
     @Test func aCancelDuringAChainEndsTheRequestAndTheSlotWaitsForTheWorkersLastResult() throws {
-        var broker = try CoreHarness(Self.configuration(chainingThrough: .handle))
-        broker.register("w1", capacity: 1, version: 3)
-        broker.send("pay", phase: .lifecycle)
-        broker.send("next", phase: .resolve)
+        var broker = try Self.oneSlotChainingThroughHandle(holding: "pay")
         broker.cancel("pay")
         #expect(broker.cancels(to: "w1") == ["pay"])
         // The resolve handler finished first: the chain goes no further, and the request ends at once.
