@@ -17,12 +17,16 @@ import ZeroMQ
 /// and performs the core's actions in order every 64 messages and at the end of the batch, so that libzmq's I/O
 /// thread gets many messages per wake-up. Bodies are moved between sockets as libzmq messages, never parsed or copied.
 ///
-/// Everything here runs on the loop's thread except ``requestStop()``; the core is confined to it.
+/// Everything here runs on the loop's thread except ``requestStop()``; the core is confined to it. The variables the
+/// loop touches per message skip Swift's run-time exclusivity checks (`@exclusivity(unchecked)`, as in
+/// ``BrokerRequest``): only the loop's thread touches them, and the loop never passes them `inout` to code that
+/// reaches them again. Reading a getter or calling a non-mutating method of the core from here copies the whole core
+/// (every table it holds retained and released), so the per-turn reads use stored properties or mutating getters.
 final class BrokerLoop: @unchecked Sendable {
     let logger: Logger
     let configuration: BrokerConfiguration
     /// The bound sockets; nil while a standby waits to take over (loop thread once running).
-    private(set) var sockets: BrokerSockets?
+    @exclusivity(unchecked) private(set) var sockets: BrokerSockets?
     /// The endpoints bound last (ephemeral ports resolved), readable from any thread.
     private let bound: Mutex<(frontend: String, backend: String)>
     private let wake = EventFD()
@@ -33,33 +37,34 @@ final class BrokerLoop: @unchecked Sendable {
     /// Liveness and readiness, for `/livez` and `/readyz`.
     let health = BrokerHealth()
     /// When the metrics gauges are next set from a snapshot (with a metrics factory).
-    private var nextMetricsPublish: UInt64 = 0
+    @exclusivity(unchecked) private var nextMetricsPublish: UInt64 = 0
     private let journalAvailable: Meter?
     private let commitDuration: CoreMetrics.Timer?
 
     /// The rules (loop thread only).
-    private var core: BrokerCore<ZMQMessage>
+    @exclusivity(unchecked) private var core: BrokerCore<ZMQMessage>
     /// Gives the memory of expired results back to the system.
-    private var heapTrimmer = HeapTrimmer()
-    /// Actions being performed (kept to reuse its storage).
-    private var performing: [BrokerAction<ZMQMessage>] = []
+    @exclusivity(unchecked) private var heapTrimmer = HeapTrimmer()
+    /// Actions being performed (kept to reuse its storage), and how many of them ``perform()`` has taken.
+    @exclusivity(unchecked) private var performing: [BrokerAction<ZMQMessage>] = []
+    @exclusivity(unchecked) private var performed = 0
     /// The routing ids of recent clients and workers (loop thread only).
-    private var clientIDs = RoutingIDCache()
-    private var workerIDs = RoutingIDCache()
+    @exclusivity(unchecked) private var clientIDs = RoutingIDCache()
+    @exclusivity(unchecked) private var workerIDs = RoutingIDCache()
     private let clientDecoder: ClientMessageDecoder
     private let workerDecoder: WorkerMessageDecoder
     /// The journal, if the broker keeps one and can reach it (issue 12): each batch is committed before its actions
     /// are performed. Nil while a PostgreSQL journal is unavailable (see ``unavailableSince``).
-    private var journal: BrokerJournal?
+    @exclusivity(unchecked) private var journal: BrokerJournal?
     /// Set when a commit failed: the loop stops without acting on what it could not record.
-    private var journalFailure: JournalError?
+    @exclusivity(unchecked) private var journalFailure: JournalError?
     /// Commits the journal's batches on a thread of its own (pipelined with the loop), while ``journal`` is set.
-    private var writer: JournalWriter?
+    @exclusivity(unchecked) private var writer: JournalWriter?
     /// Readable when the writer finished a commit.
     private let journalDone = EventFD()
     /// The actions of the commit in flight: performed once it is written.
-    private var awaiting: [BrokerAction<ZMQMessage>] = []
-    private var commitInFlight = false
+    @exclusivity(unchecked) private var awaiting: [BrokerAction<ZMQMessage>] = []
+    @exclusivity(unchecked) private var commitInFlight = false
     /// Since when the PostgreSQL journal has been unreachable (monotonic ns): meanwhile the broker refuses new work
     /// with `unavailable`, answers PING, sends workers away (DISCONNECT), and opens the journal again every second.
     private var unavailableSince: UInt64?
@@ -259,7 +264,8 @@ final class BrokerLoop: @unchecked Sendable {
         while true {
             var now = MonotonicTime.now()
             health.turned(now)
-            health.set(core.isShuttingDown ? .stopping : unavailableSince != nil ? .unavailable : .active)
+            // A stored property, not `isShuttingDown`: a getter of the core, read from here, copies the whole core.
+            health.set(core.shutdownDeadline != nil ? .stopping : unavailableSince != nil ? .unavailable : .active)
             health.set(workers: core.workers.count)
             if core.metrics != nil, now >= nextMetricsPublish { publishMetrics(now: now) }
             var wakeAt = min(core.nextWakeTime, core.metrics != nil ? nextMetricsPublish : UInt64.max)
@@ -352,7 +358,8 @@ final class BrokerLoop: @unchecked Sendable {
             if unavailableSince != nil, now >= nextJournalAttempt, !isStopRequested {
                 if let ending = reopenJournal(now: now) { return ending }
             }
-            if core.isDone(now: now), !commitInFlight { return .stopped }
+            // The stored property first: calling a non-mutating method of the core from here copies the whole core.
+            if core.shutdownDeadline != nil, core.isDone(now: now), !commitInFlight { return .stopped }
         }
     }
 
@@ -697,11 +704,14 @@ final class BrokerLoop: @unchecked Sendable {
     /// Performs ``performing`` in order; performing one may queue more in the core (a JOB that cannot be sent is
     /// dispatched elsewhere), which the caller performs next.
     ///
-    /// Each action is moved out of the batch (reversed once, then popped from the end), not copied: a copy of a JOB
-    /// retains and releases each of its arrays and its body.
+    /// Each action is moved out of the batch, not copied (a copy of a JOB retains and releases each of its arrays and
+    /// its body): swapped with a placeholder that owns nothing, and the placeholders are dropped at the end.
     private func perform() {
-        performing.reverse()
-        while let action = performing.popLast() {
+        performed = 0
+        while performed < performing.count {
+            var action = Self.placeholder
+            swap(&action, &performing[performed])
+            performed += 1
             switch action {
             case .sendJob(let job): sendJob(job)
             case .reply(let reply): sendReply(reply)
@@ -710,7 +720,11 @@ final class BrokerLoop: @unchecked Sendable {
                 sendControl(control, to: routingID, version: version)
             }
         }
+        performing.removeAll(keepingCapacity: true)
     }
+
+    /// What ``perform()`` leaves in the batch in place of an action it took: an empty array and a number.
+    private static var placeholder: BrokerAction<ZMQMessage> { .pong(client: [], version: 0) }
 
     private func sendJob(_ job: JobDispatch<ZMQMessage>) {
         let now = MonotonicTime.now()
@@ -743,7 +757,7 @@ final class BrokerLoop: @unchecked Sendable {
                 "JOB not sent: worker unreachable", metadata: ["worker": "\(job.worker)", "error": "\(error)"])
             // This job and the later ones booked for the same worker in this round were never sent.
             var unsent = [job]
-            for later in performing.reversed() {  // the batch's actions not performed yet, in order
+            for later in performing[performed...] {  // the batch's actions not performed yet, in order
                 if case .sendJob(let other) = later, other.worker == job.worker { unsent.append(other) }
             }
             core.workerUnreachable(job.worker, unsent: unsent, now: MonotonicTime.now())

@@ -157,11 +157,17 @@ struct BrokerCore<Body> {
     }
 
     /// When the core next needs ``tick(now:)``: the earliest timer, heartbeat, pace update or shutdown deadline.
+    ///
+    /// A mutating getter although it changes nothing: the shell keeps the core in a class's stored property, and
+    /// reading a plain getter there copies the whole core first (retaining every table it holds), on every turn of
+    /// the loop; a mutating getter works on the core in place.
     var nextWakeTime: UInt64 {
-        var time = min(nextHeartbeat, nextPaceUpdate)
-        if let timer = timers.min, timer.time < time { time = timer.time }
-        if let shutdownDeadline, shutdownDeadline < time { time = shutdownDeadline }
-        return time
+        mutating get {
+            var time = min(nextHeartbeat, nextPaceUpdate)
+            if let timer = timers.min, timer.time < time { time = timer.time }
+            if let shutdownDeadline, shutdownDeadline < time { time = shutdownDeadline }
+            return time
+        }
     }
 
     /// A tenth of `duration`, at most the configured margin: the broker acts that much early so that its answer

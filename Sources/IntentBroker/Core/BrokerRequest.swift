@@ -13,6 +13,11 @@ typealias WorkerID = UInt64
 /// place. (As a struct of some twenty fields, each lookup copied it out of the table and back, retaining and
 /// releasing each of its arrays: a sixth of the broker loop's instructions per request; issue 14, Docs/PROFILES.md.)
 /// Only the broker's loop thread ever touches one.
+///
+/// Its variables are `@exclusivity(unchecked)`: Swift checks every access to a class's variable at run time (a call
+/// into the runtime and a table entry per access, several per request), and these are only touched by one thread,
+/// one access at a time, never through `inout` across a call that reaches the same request again. The compiler still
+/// checks what it can see statically. (Docs/PROFILES.md, "Exclusivity checks and copies in the loop".)
 final class BrokerRequest<Body> {
     /// Where the request is: waiting in its intent type's queue, or running as a job on a worker. A request that
     /// ended is not in the request table at all.
@@ -29,39 +34,39 @@ final class BrokerRequest<Body> {
     /// The phase the client asked for (a lifecycle runs several job phases).
     let requested: RequestPhase
     /// The job phase now queued or running.
-    var phase: RequestPhase
+    @exclusivity(unchecked) var phase: RequestPhase
     /// Input of the current job: the request's body, then in a lifecycle each phase's output.
-    var body: Body
+    @exclusivity(unchecked) var body: Body
     let arrival: UInt64
     let deadline: UInt64
-    var state: State
+    @exclusivity(unchecked) var state: State
     /// Whether the client has had a reply (progress) already.
-    var firstReplySent = false
+    @exclusivity(unchecked) var firstReplySent = false
     /// Whether any job of this request was ever given to a worker.
-    var started = false
+    @exclusivity(unchecked) var started = false
     /// When its current job was booked on a worker (monotonic nanoseconds; handler durations in metrics).
-    var bookedAt: UInt64 = 0
+    @exclusivity(unchecked) var bookedAt: UInt64 = 0
     /// Size of ``body`` in bytes (what keeping it as a stored reply costs).
-    var bodySize = 0
+    @exclusivity(unchecked) var bodySize = 0
     /// The idempotency key's record this request runs (issue 11), and which attempt of the key it is.
-    var idempotency: IdempotencyScope?
-    var attempt = 1
+    @exclusivity(unchecked) var idempotency: IdempotencyScope?
+    @exclusivity(unchecked) var attempt = 1
     /// Whether a handle job of this request was ever given to a worker: ending without an answer then leaves the
     /// key's outcome unknown.
-    var handleSent = false
+    @exclusivity(unchecked) var handleSent = false
     /// Requests with the same key and body that arrived while this one was in flight: they get the same ending, and
     /// each its own progress reply at its own deadline.
-    var listeners: [Listener] = []
+    @exclusivity(unchecked) var listeners: [Listener] = []
     /// The client protocol version of the REQUEST (its answers use the same).
-    var version: UInt8 = 1
+    @exclusivity(unchecked) var version: UInt8 = 1
     /// The client's CURVE public key (empty without CURVE): a CANCEL from the same key finds the request after a
     /// reconnect.
-    var identity: [UInt8] = []
+    @exclusivity(unchecked) var identity: [UInt8] = []
     /// The client sent CANCEL while a job ran: the job's RESULT ends the request (a lifecycle goes no further), or
     /// the cancel grace period does (PROTOCOL.md 4.10.2).
-    var cancelRequested = false
+    @exclusivity(unchecked) var cancelRequested = false
     /// The worker answered the cancelled job `cancelled`: the handler stopped cleanly.
-    var stoppedCleanly = false
+    @exclusivity(unchecked) var stoppedCleanly = false
 
     init(
         id: RequestID, key: RequestKey, intentType: Int, requested: RequestPhase, phase: RequestPhase, body: Body,

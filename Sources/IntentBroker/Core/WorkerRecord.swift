@@ -2,7 +2,7 @@
 ///
 /// A class, like ``BrokerRequest``: picking a worker reads several workers' records per job, and a struct record
 /// (with its job table and arrays) was copied out of the table for each read. Only the broker's loop thread touches
-/// one.
+/// one, so its variables skip the run-time exclusivity checks, as ``BrokerRequest``'s do.
 final class WorkerRecord {
     let id: WorkerID
     let routingID: [UInt8]
@@ -14,13 +14,13 @@ final class WorkerRecord {
     let version: UInt8
     /// Jobs sent (or booked to be sent) and not yet answered: job id -> request. A request may have ended meanwhile
     /// (hard limit): the slot stays taken until the worker answers, as section 6.3 says.
-    var jobs: [SerialKey: RequestID] = [:]
+    @exclusivity(unchecked) var jobs: [SerialKey: RequestID] = [:]
     /// It sent DRAIN: no more jobs.
-    var draining = false
+    @exclusivity(unchecked) var draining = false
     /// Its send queue was full at the last dispatch; cleared when it is heard from.
-    var blocked = false
+    @exclusivity(unchecked) var blocked = false
     /// When it is declared dead unless heard from.
-    var expiry: UInt64
+    @exclusivity(unchecked) var expiry: UInt64
 
     init(
         id: WorkerID, routingID: [UInt8], name: String, capacity: Int, intentTypes: [Int], version: UInt8 = 1,
