@@ -597,7 +597,8 @@ final class BrokerLoop: @unchecked Sendable {
             core.actions.append(.control(routingID: routingID, version: Self.workerVersion(message), .disconnect))
             return
         }
-        let registered = core.isRegistered(routingID)
+        // The stored table, not `isRegistered(_:)`: calling a non-mutating method of the core from here copies it.
+        let registered = core.workerIDs[ByteKey(routingID)] != nil
         let command: WorkerCommand
         do throws(WorkerMessageError) {
             command = try message.withFrames(from: 1) { frames, dropped throws(WorkerMessageError) in

@@ -113,7 +113,9 @@ extension BrokerCore {
         }
         // Workers are indexed by routing id, and each serves the types that list it.
         for worker in workers.values {
-            if workerIDs[worker.routingID] != worker.id { problems.append("worker \(worker.name) not indexed") }
+            if workerIDs[ByteKey(worker.routingID)] != worker.id {
+                problems.append("worker \(worker.name) not indexed")
+            }
             for type in worker.intentTypes where !intentTypes[type].workers.contains(worker.id) {
                 problems.append("worker \(worker.name) missing from type \(intentTypes[type].displayName)")
             }

@@ -132,7 +132,7 @@ extension BrokerCore {
     private mutating func replay(_ scope: IdempotencyScope, to key: RequestKey, version: UInt8, now: UInt64) {
         guard let result = idempotency.reply(for: scope) else { return }
         statistics.replays += 1
-        if let type = intentTypeIndex[scope.intentType] {
+        if let type = intentTypeIndex[ByteKey(scope.intentType)] {
             metrics?.requestEnded(
                 intent: metricsLabel(ofType: type), phase: result.phase.description,
                 outcome: result.isError ? "handler-error" : "final", finalNanoseconds: nil, firstReply: false)
@@ -150,7 +150,7 @@ extension BrokerCore {
     /// yet counts as served until that period ends (its requests queue), so that a starting broker does not answer
     /// `unknown-intent` to requests that arrive before the workers have registered.
     private mutating func servedType(_ name: [UInt8], now: UInt64) -> Int? {
-        if let type = intentTypeIndex[name] {
+        if let type = intentTypeIndex[ByteKey(name)] {
             return intentTypes[type].isServed(now: now) ? type : nil
         }
         guard now < startupGraceEnd, intentTypes.count < Self.maxIntentTypesAtStartup else { return nil }

@@ -4,7 +4,7 @@ import Logging
 /// Workers: registration, results, drain, departure and lost jobs (sections 5, 6.6, 6.7, 7.1, 8.1).
 extension BrokerCore {
     /// Whether `routingID` is a registered worker (the frame checks of section 5.12 depend on it).
-    func isRegistered(_ routingID: [UInt8]) -> Bool { workerIDs[routingID] != nil }
+    func isRegistered(_ routingID: [UInt8]) -> Bool { workerIDs[ByteKey(routingID)] != nil }
 
     /// A message that failed the checks of section 5.12: answered with ERROR (in the version of the message's
     /// signature, 1 when it is not one the broker speaks); a registered sender is still alive.
@@ -15,7 +15,7 @@ extension BrokerCore {
         warn(
             .malformedWorkerMessage, peer: routingID, "malformed message from a worker",
             ["code": "\(error.code)", "error": "\(error.message)"], now: now)
-        if error.isFromRegisteredWorker, let id = workerIDs[routingID] { heard(from: id, now: now) }
+        if error.isFromRegisteredWorker, let id = workerIDs[ByteKey(routingID)] { heard(from: id, now: now) }
         actions.append(.control(routingID: routingID, version: version, .error(error.code, error.message)))
     }
 
@@ -36,7 +36,7 @@ extension BrokerCore {
         default:
             break
         }
-        guard let id = workerIDs[routingID] else { return }  // the decoder answers .unregistered for these
+        guard let id = workerIDs[ByteKey(routingID)] else { return }  // the decoder answers .unregistered for these
         heard(from: id, now: now)
         switch command {
         case .result(let result):
@@ -71,7 +71,7 @@ extension BrokerCore {
             let type = intern(name)
             if !types.contains(type) { types.append(type) }
         }
-        if let previous = workerIDs[routingID] {
+        if let previous = workerIDs[ByteKey(routingID)] {
             // The same routing id registering again is a new incarnation (a restarted process taking over the id):
             // whatever the old one was running is lost (section 5.10).
             warn(
@@ -84,7 +84,7 @@ extension BrokerCore {
         workers[id] = WorkerRecord(
             id: id, routingID: routingID, name: ready.nameString, capacity: ready.capacity, intentTypes: types,
             version: ready.version, expiry: now + workerExpiryNanos)
-        workerIDs[routingID] = id
+        workerIDs[ByteKey(routingID)] = id
         for type in types {
             intentTypes[type].workers.append(id)
             intentTypes[type].servedUntil = nil
@@ -101,9 +101,9 @@ extension BrokerCore {
 
     /// The index of an intent type, created on first sight.
     mutating func intern(_ name: [UInt8]) -> Int {
-        if let index = intentTypeIndex[name] { return index }
+        if let index = intentTypeIndex[ByteKey(name)] { return index }
         let index = intentTypes.count
-        intentTypeIndex[name] = index
+        intentTypeIndex[ByteKey(name)] = index
         intentTypes.append(IntentTypeState(name: name))
         return index
     }
@@ -200,7 +200,7 @@ extension BrokerCore {
     /// (handle), section 6.7.
     mutating func removeWorker(_ id: WorkerID, reason: String, now: UInt64) {
         guard let worker = workers.removeValue(forKey: id) else { return }
-        if workerIDs[worker.routingID] == id { workerIDs.removeValue(forKey: worker.routingID) }
+        if workerIDs[ByteKey(worker.routingID)] == id { workerIDs.removeValue(forKey: ByteKey(worker.routingID)) }
         for type in worker.intentTypes {
             intentTypes[type].workers.removeAll { $0 == id }
             if intentTypes[type].workers.isEmpty { intentTypes[type].servedUntil = now &+ graceNanos }

@@ -40,10 +40,11 @@ struct BrokerCore<Body> {
     var identityRequestIDs: [RequestKey: RequestID] = [:]
     /// Registered workers.
     var workers: [SerialKey: WorkerRecord] = [:]
-    var workerIDs: [[UInt8]: WorkerID] = [:]
+    /// The same workers by routing id.
+    var workerIDs: [ByteKey: WorkerID] = [:]
     /// One state per intent type ever announced, and the index of each name.
     var intentTypes: [IntentTypeState] = []
-    var intentTypeIndex: [[UInt8]: Int] = [:]
+    var intentTypeIndex: [ByteKey: Int] = [:]
     /// Requests waiting in all intent types' queues together (always the sum of the queues' counts).
     private(set) var queuedCount = 0
     var timers = TimerQueue()
