@@ -1,11 +1,12 @@
 /// Identifies a request: the client connection's routing id plus the caller-chosen request id.
 ///
 /// The in-flight table and the result store look every request up several times; the key's hash is computed once
-/// (a word-at-a-time mix of both byte strings) instead of feeding every byte to `Hasher` on each lookup.
-struct RequestKey: Hashable {
+/// (a word-at-a-time mix of both byte strings, ``DigestKeyed``) instead of feeding every byte to `Hasher` on each
+/// lookup.
+struct RequestKey: DigestKeyed {
     let client: [UInt8]
     let id: [UInt8]
-    private let digest: UInt64
+    let digest: UInt64
 
     init(client: [UInt8], id: [UInt8]) {
         self.client = client
@@ -15,16 +16,6 @@ struct RequestKey: Hashable {
 
     static func == (lhs: RequestKey, rhs: RequestKey) -> Bool {
         lhs.digest == rhs.digest && lhs.id == rhs.id && lhs.client == rhs.client
-    }
-
-    func hash(into hasher: inout Hasher) { hasher.combine(digest) }
-
-    /// What `Dictionary` asks for: the digest (already keyed by this process's random seed, so a client cannot
-    /// choose ids that collide) mixed with the table's seed, without a pass of SipHash on every lookup.
-    func _rawHashValue(seed: Int) -> Int {
-        var mixed = digest ^ UInt64(UInt(bitPattern: seed))
-        mixed = (mixed ^ (mixed >> 31)) &* 0x7FB5_D329_728E_A185
-        return Int(truncatingIfNeeded: mixed ^ (mixed >> 29))
     }
 
     /// Random per process, so a client cannot choose request ids that collide.
