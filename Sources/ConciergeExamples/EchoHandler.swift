@@ -50,19 +50,19 @@ public final class EchoHandler: IntentHandler {
 
     public func resolve(intent: EchoIntent, context: HandlerContext) async throws -> Resolutions<EchoIntent> {
         seen.wrappingAdd(1, ordering: .relaxed)
-        try await act(in: .resolve, intent: intent)
+        if Self.acts(in: .resolve, intent: intent) { try await act(in: .resolve, intent: intent) }
         return Resolutions<EchoIntent>()
     }
 
     public func confirm(intent: EchoIntent, context: HandlerContext) async throws -> ConfirmResponse<EchoIntent> {
         let count = seen.wrappingAdd(1, ordering: .relaxed).newValue
-        try await act(in: .confirm, intent: intent)
+        if Self.acts(in: .confirm, intent: intent) { try await act(in: .confirm, intent: intent) }
         return ConfirmResponse(code: .ready, data: proof(intent, context, count))
     }
 
     public func handle(intent: EchoIntent, context: HandlerContext) async throws -> HandleResponse<EchoIntent> {
         let count = seen.wrappingAdd(1, ordering: .relaxed).newValue
-        try await act(in: .handle, intent: intent)
+        if Self.acts(in: .handle, intent: intent) { try await act(in: .handle, intent: intent) }
         return HandleResponse(code: .success, data: proof(intent, context, count))
     }
 
@@ -77,6 +77,13 @@ public final class EchoHandler: IntentHandler {
         ]
         if let key = context.idempotencyKey { data["idempotencyKey"] = .string(key) }
         return data
+    }
+
+    /// Whether `phase` has anything to do besides answering (a delay, a CPU burn or a failure): the plain echo skips
+    /// the call to ``act(in:intent:)``, an async call that costs a task frame and an executor check per job.
+    private static func acts(in phase: EchoPhase, intent: EchoIntent) -> Bool {
+        (intent.delayPhase ?? .handle) == phase
+            && ((intent.delayMs ?? 0) > 0 || (intent.cpuMs ?? 0) > 0 || intent.failWith != nil)
     }
 
     private func act(in phase: EchoPhase, intent: EchoIntent) async throws {
