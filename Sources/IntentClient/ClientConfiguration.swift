@@ -41,6 +41,12 @@ public struct ClientConfiguration: Sendable {
     /// times what the broker accepts. This spares the broker (and this process) the work of receiving, refusing and
     /// answering requests it would shed anyway. nil (the default): every request is sent.
     public var throttle: AdaptiveThrottle.Configuration?
+    /// Heeds the broker's pushback (``Pushback``, PROTOCOL.md 6.3), one per intent type: when the broker refuses a
+    /// request with `busy` and a pushback rate, the client sends at most that rate of the type until the hint's time
+    /// is up, and fails the rest at once, unsent, with ``ClientError/Code/throttled`` (which ``RetryPolicy``
+    /// retries: nothing was sent). Shedding here costs nothing, where each request the broker refuses costs both
+    /// sides a send, a receive and the broker a check. Default: true.
+    public var heedsPushback: Bool = true
 
     /// A configuration for one broker endpoint.
     public init(

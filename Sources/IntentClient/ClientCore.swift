@@ -64,6 +64,8 @@ final class ClientCore: @unchecked Sendable {
     private var pending: [String: Pending] = [:]
     /// With ``ClientConfiguration/throttle``: one throttle per intent type.
     private var throttles: [String: AdaptiveThrottle] = [:]
+    /// With ``ClientConfiguration/heedsPushback``: the broker's pushback per intent type.
+    private var pushbacks: [String: Pushback] = [:]
     private var statusWaiters: [String: [StatusWaiter]] = [:]
     /// Counts the connections to the broker: one more after every disconnect.
     private var connection: UInt64 = 0
@@ -363,8 +365,9 @@ final class ClientCore: @unchecked Sendable {
                 )
                 return
             }
-            let throttleKey = configuration.throttle == nil ? nil : Self.intentType(of: frames)
-            if let throttleKey, let refusal = throttle(throttleKey, id: id) {
+            let throttleKey =
+                configuration.throttle == nil && !configuration.heedsPushback ? nil : Self.intentType(of: frames)
+            if let throttleKey, let refusal = pushback(throttleKey, id: id) ?? throttle(throttleKey, id: id) {
                 continuation.finish(throwing: refusal)
                 return
             }
@@ -447,15 +450,33 @@ final class ClientCore: @unchecked Sendable {
         )
     }
 
+    /// Asks the pushback of intent type `key` whether to send a new request: nil to send it, else the error that
+    /// ends it unsent.
+    private func pushback(_ key: String, id: String) -> ClientError? {
+        guard configuration.heedsPushback, pushbacks[key] != nil else { return nil }
+        if pushbacks[key]!.admit(now: MonotonicTime.now()) { return nil }
+        return ClientError(
+            code: .throttled,
+            message: "request \(id): not sent: the broker is overloaded with \(key) requests and asked this client for "
+                + "at most \(Int(pushbacks[key]!.rate)) per second for a while (pushback)"
+        )
+    }
+
     /// Counts a request's first answer in its intent type's throttle (`request` is its entry, `throttleKey` set):
-    /// `busy` is a refusal, anything else an accept.
+    /// `busy` is a refusal, anything else an accept; and heeds the pushback a `busy` refusal carries.
     private func countFirstAnswer(of id: String, _ request: inout Pending, _ reply: Reply) {
-        guard let key = request.throttleKey, let configuration = configuration.throttle else { return }
+        guard let key = request.throttleKey else { return }
         request.throttleKey = nil
         pending[id] = request
-        let accepted = reply.status != .error || reply.errorCode != WireErrorCode.busy.rawValue
-        throttles[key, default: AdaptiveThrottle(configuration: configuration)].record(
-            accepted: accepted, now: MonotonicTime.now())
+        let refused = reply.status == .error && reply.errorCode == WireErrorCode.busy.rawValue
+        let now = MonotonicTime.now()
+        if let configuration = configuration.throttle {
+            throttles[key, default: AdaptiveThrottle(configuration: configuration)].record(
+                accepted: !refused, now: now)
+        }
+        if refused, configuration.heedsPushback, let hint = Pushback.Hint(errorBody: reply.body) {
+            pushbacks[key, default: Pushback()].heed(hint, now: now)
+        }
     }
 
     /// Sends `CIPC02 CANCEL <id>` (PROTOCOL.md 4.10.2); false if libzmq gave the connection up.

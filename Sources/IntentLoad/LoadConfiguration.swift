@@ -54,6 +54,12 @@ public struct LoadConfiguration: Sendable {
     /// (outcome ``LoadOutcome/throttled``). nil (the default): every request is sent, so that the run measures the
     /// broker's own shedding.
     public var throttle: AdaptiveThrottle.Configuration?
+    /// Open loop: heeds the broker's pushback (``Pushback``, PROTOCOL.md 6.3), per connection and intent type, as the
+    /// client library does by default: after a `busy` refusal that carries a rate, a connection sends at most that
+    /// rate of the type until the hint's time is up, and refuses the rest unsent (outcome ``LoadOutcome/throttled``).
+    /// False: every request is sent, and the run measures the broker's own shedding. (A closed loop is bounded by
+    /// its concurrency and sends every request.)
+    public var heedsPushback: Bool
 
     public init(
         endpoint: String = "tcp://127.0.0.1:5555",
@@ -69,7 +75,8 @@ public struct LoadConfiguration: Sendable {
         connectTimeout: Duration = .seconds(5),
         curve: CurveClientKeys? = nil,
         idempotencyKeys: Bool = false,
-        throttle: AdaptiveThrottle.Configuration? = nil
+        throttle: AdaptiveThrottle.Configuration? = nil,
+        heedsPushback: Bool = true
     ) {
         self.endpoints = [endpoint]
         self.mode = mode
@@ -85,6 +92,7 @@ public struct LoadConfiguration: Sendable {
         self.curve = curve
         self.idempotencyKeys = idempotencyKeys
         self.throttle = throttle
+        self.heedsPushback = heedsPushback
     }
 
     /// Checks the values against each other; throws ``LoadError/Code/badConfiguration``.

@@ -101,9 +101,14 @@ struct LoadEngine: ~Copyable {
     var nextID: UInt64 = 1
     var random = SplitMix64(seed: 0x5EED_C0C1_E26E)
     var strayReplies = 0
-    /// With ``LoadConfiguration/throttle``: one throttle per intent type of the workload, and each item's throttle.
+    /// Each workload item's intent type, as an index into the workload's distinct types.
+    let typeIndex: [Int]
+    let typeCount: Int
+    /// With ``LoadConfiguration/throttle``: one throttle per intent type of the workload.
     var throttles: [AdaptiveThrottle] = []
-    var throttleIndex: [Int] = []
+    /// With ``LoadConfiguration/heedsPushback``: the broker's pushback per connection and intent type, at
+    /// `connection * typeCount + type` (the broker shares a type's pace among its connections).
+    var pushbacks: [Pushback] = []
 
     init(
         configuration: LoadConfiguration, workload: LoadWorkload, context: ZMQContext, stopFlag: StopFlag
@@ -133,17 +138,25 @@ struct LoadEngine: ~Copyable {
         }
         deadlineFrame = Array(String(configuration.deadlineMilliseconds).utf8)
         deadlineNanos = UInt64(configuration.deadlineMilliseconds) * 1_000_000
-        if let throttle = configuration.throttle {
-            var types: [String] = []
-            for item in workload.items {
-                if let index = types.firstIndex(of: item.intentType) {
-                    throttleIndex.append(index)
-                } else {
-                    throttleIndex.append(types.count)
-                    types.append(item.intentType)
-                }
+        var types: [String] = []
+        var typeIndex: [Int] = []
+        for item in workload.items {
+            if let index = types.firstIndex(of: item.intentType) {
+                typeIndex.append(index)
+            } else {
+                typeIndex.append(types.count)
+                types.append(item.intentType)
             }
+        }
+        self.typeIndex = typeIndex
+        typeCount = types.count
+        if let throttle = configuration.throttle {
             throttles = types.map { _ in AdaptiveThrottle(configuration: throttle) }
+        }
+        // A closed loop is bounded by its concurrency: a slot the pushback refused would only spin until the next
+        // token, so only the open loop heeds it.
+        if configuration.heedsPushback, case .open = configuration.mode {
+            pushbacks = [Pushback](repeating: Pushback(), count: sockets.count * types.count)
         }
         // "load-<16 hex digits>-": keys of runs never collide; the number after it makes each request's key fresh.
         let prefix = "load-" + String(UInt64.random(in: 0...UInt64.max), radix: 16) + "-"
@@ -264,7 +277,8 @@ struct LoadEngine: ~Copyable {
                         guard intended < offerEnd else { break }
                         let measured = shouldMeasure(intended)
                         try offer(
-                            connection: nextIndex % sockets.count, intended: intended, now: now, measured: measured,
+                            connection: (nextIndex / Self.openLoopRun) % sockets.count, intended: intended, now: now,
+                            measured: measured,
                             recorder: &recorder)
                         if measured {
                             measuredSent += 1
@@ -407,7 +421,11 @@ struct LoadEngine: ~Copyable {
         connection: Int, intended: UInt64, now: UInt64, measured: Bool, recorder: inout LoadRecorder
     ) throws(ZMQError) -> Bool {
         let item = prepared.count == 1 ? 0 : workload.pick(random.next())
-        if !throttles.isEmpty, !throttles[throttleIndex[item]].admit(now: now) {
+        if !pushbacks.isEmpty, !pushbacks[connection * typeCount + typeIndex[item]].admit(now: now) {
+            if measured { recorder.recordThrottled(now: now) }
+            return false
+        }
+        if !throttles.isEmpty, !throttles[typeIndex[item]].admit(now: now) {
             if measured { recorder.recordThrottled(now: now) }
             return false
         }
@@ -451,6 +469,11 @@ struct LoadEngine: ~Copyable {
         } while value > 0
         keyBuffer[keyPrefixCount...].reverse()
     }
+
+    /// Open loop: how many consecutive requests go over one connection before the next takes over. Runs keep
+    /// libzmq's batching: sent one by one in turn, the requests of a short pass reach each connection's pipe alone,
+    /// and each costs its I/O thread a wake-up and its own system calls, here and in the broker.
+    static let openLoopRun = 32
 
     /// How often the monitors are read (a reconnect's sweep starts at most this long after the handshake).
     static let monitorInterval: UInt64 = 50_000_000
@@ -514,13 +537,18 @@ struct LoadEngine: ~Copyable {
     }
 
     /// Tells the request's throttle, if any, what the broker did with it: a first answer that is the error `busy`
-    /// is a refusal, any other an accept.
+    /// is a refusal, any other an accept; and heeds the pushback a `busy` refusal carries.
     private mutating func recordFirstAnswer(_ message: inout ZMQMultipart, of request: InFlight, now: UInt64) {
-        guard !throttles.isEmpty else { return }
+        guard !throttles.isEmpty || !pushbacks.isEmpty, message.equals(3, CIP.Status.error) || !throttles.isEmpty
+        else { return }
         let refused =
             message.equals(3, CIP.Status.error)
             && message.withBytes(5) { LoadOutcome.error(body: $0) } == LoadOutcome.busy
-        throttles[throttleIndex[Int(request.item)]].record(accepted: !refused, now: now)
+        let type = typeIndex[Int(request.item)]
+        if !throttles.isEmpty { throttles[type].record(accepted: !refused, now: now) }
+        if refused, !pushbacks.isEmpty, let hint = message.withBytes(5, { Pushback.Hint(errorBody: $0) }) {
+            pushbacks[Int(request.connection) * typeCount + type].heed(hint, now: now)
+        }
     }
 
     /// The outcome name of a `final` or `error` REPLY or STATUS answer (F3 status, F4 phase, F5 body), and whether

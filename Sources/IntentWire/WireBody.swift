@@ -15,6 +15,20 @@ public enum WireBody {
         return out
     }
 
+    /// `{"code": "busy", "message": message, "pushback_rate": rate, "pushback_ms": milliseconds}`: a refusal
+    /// that tells the client how many requests of the intent type per second the broker expects to take from it,
+    /// for the next `milliseconds` (PROTOCOL.md 6.3, ``Pushback``).
+    public static func busy(_ message: String, pushbackRate rate: Int, milliseconds: Int) -> [UInt8] {
+        var out = error(.busy, message)
+        out.removeLast()  // the closing brace
+        out.append(contentsOf: #","pushback_rate":"#.utf8)
+        out.append(contentsOf: String(rate).utf8)
+        out.append(contentsOf: #","pushback_ms":"#.utf8)
+        out.append(contentsOf: String(milliseconds).utf8)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
     /// `{"state": state, "phase": phase, "elapsed_ms": n, "worker"?: name}`
     public static func progress(state: String, phase: RequestPhase, elapsedMilliseconds: Int, worker: String?)
         -> [UInt8]

@@ -110,6 +110,18 @@ struct LoadCommand: AsyncParsableCommand {
     )
     var clientThrottle: Double?
 
+    @Flag(
+        help: ArgumentHelp(
+            "Open loop: send every request, ignoring the broker's pushback.",
+            discussion:
+                "By default, as the client library does, a connection whose request the broker refuses with busy and "
+                + "a pushback rate (PROTOCOL.md 6.3) sends at most that rate of the intent type while the hint holds, "
+                + "and refuses the rest itself, unsent (outcome 'throttled'). With this flag the run measures the "
+                + "broker's own shedding."
+        )
+    )
+    var ignorePushback = false
+
     @Flag(help: "Print the JSON summary on standard output instead of the table.")
     var json = false
 
@@ -241,6 +253,7 @@ struct LoadCommand: AsyncParsableCommand {
                 throw ValidationError("--client-throttle: \(error.message)")
             }
         }
+        configuration.heedsPushback = !ignorePushback
         configuration.endpoints = endpoints
         return configuration
     }

@@ -64,6 +64,112 @@ extension EndToEnd {
             #expect(after - before == Double(requests - throttled), "\(outcomes)")
         }
 
+        /// The broker's pushback (`Pushback`, PROTOCOL.md 6.3), heeded by `concierge load` by default: four times the
+        /// capacity, and the client refuses most of the excess itself, unsent; the broker receives exactly the rest.
+        /// With `--ignore-pushback` every request is sent, and the broker refuses more than it serves.
+        @Test func aLoadHeedsTheBrokersPushbackUnlessToldNotTo() async throws {
+            let cluster = try Cluster()
+            try cluster.startBroker(["--http", "127.0.0.1:0"])
+            let port = try await cluster.brokerHTTPPort()
+            try cluster.startWorker("slow", capacity: 2)
+            let client = try cluster.client()
+            try await cluster.waitUntilServing(client)
+            for heeds in [true, false] {
+                let before = try await brokerRequests(port: port)
+                // Two 20 ms jobs at a time: about 100 requests/s, offered 400/s for 3 s.
+                let load = try runConcierge(
+                    [
+                        "load", "--broker", cluster.frontend, "--rate", "400", "--duration", "3s", "--warmup", "0s",
+                        "--delay-ms", "20", "--deadline-ms", "500", "--drain-timeout", "10s", "--json", "--quiet",
+                    ] + (heeds ? [] : ["--ignore-pushback"]))
+                #expect(load.status == 0, "\(load.error)")
+                let summary = try JSONValue.parse(Array(load.output.utf8))
+                let outcomes = try #require(summary["outcomes"]?.objectValue, "\(load.output)")
+                #expect(
+                    Set(outcomes.keys).isSubset(of: ["final.handle.success", "progress", "error.busy", "throttled"]),
+                    "\(outcomes)")
+                #expect(summary["unanswered"] == 0)
+                let requests = try #require(summary["requests"]?.intValue)
+                let throttled = try #require(summary["throttled"]?.intValue)
+                let served = outcomes["final.handle.success"]?.intValue ?? 0
+                let busy = outcomes["error.busy"]?.intValue ?? 0
+                #expect(served + busy + throttled == requests, "\(outcomes)")
+                #expect(served > 0)
+                if heeds {
+                    #expect(throttled > busy, "\(outcomes)")
+                    #expect(busy < served, "the pushback let through more than twice what the broker took: \(outcomes)")
+                } else {
+                    #expect(throttled == 0, "\(outcomes)")
+                    #expect(busy > served, "\(outcomes)")
+                }
+                // What the client refused never reached the broker.
+                let after = try await brokerRequests(port: port, atLeast: before + Double(requests - throttled))
+                #expect(after - before == Double(requests - throttled), "\(outcomes)")
+            }
+        }
+
+        /// A `ConciergeClient` heeds the pushback of a `busy` refusal by default: right after one, new requests of the
+        /// type beyond the rate it names fail at once with `ClientError.throttled`, unsent. A client told not to
+        /// heed it sends them all.
+        @Test func aClientHeedsThePushbackOfABusyRefusalByDefault() async throws {
+            let cluster = try Cluster()
+            try cluster.startBroker(["--http", "127.0.0.1:0"])
+            let port = try await cluster.brokerHTTPPort()
+            try cluster.startWorker("single", capacity: 1)
+            for heeds in [true, false] {
+                var configuration = ClientConfiguration(
+                    brokerEndpoint: cluster.frontend, heartbeatInterval: .milliseconds(250))
+                configuration.heedsPushback = heeds
+                let client = try ConciergeClient(configuration: configuration)
+                try await cluster.waitUntilServing(client)
+                // Teach the broker the pace of one 100 ms job at a time (about 10 jobs/s).
+                for index in 0..<8 {
+                    let reply = try await client.request(
+                        intent: echo(["text": .string("pace \(index)"), "delayMs": 100]), phase: .handle)
+                    #expect(reply.status == .final)
+                }
+                let before = try await brokerRequests(port: port)
+                // 40 at once with a 1 s deadline: the last ones are refused at arrival, with a pushback of about
+                // 11 requests/s for this client.
+                let burst = (0..<40).map {
+                    client.send(
+                        intent: echo(["text": .string("burst \($0)"), "delayMs": 100]), phase: .handle,
+                        deadline: .seconds(1))
+                }
+                let refusal = try #require(try await Cluster.replies(burst[39]).last)
+                #expect(refusal.errorCode == "busy")
+                #expect(
+                    Pushback.Hint(errorBody: refusal.body)?.rate ?? 0 > 0,
+                    "\(String(decoding: refusal.body, as: UTF8.self))")
+                // At once, 20 more: with the pushback in force (1 s), at most a few tokens' worth go out.
+                let next = (0..<20).map {
+                    client.send(
+                        intent: echo(["text": .string("next \($0)"), "delayMs": 1]), phase: .handle,
+                        deadline: .seconds(1))
+                }
+                var throttled: [ClientError] = []
+                for stream in next {
+                    do {
+                        _ = try await Cluster.replies(stream)
+                    } catch let error as ClientError {
+                        throttled.append(error)
+                    }
+                }
+                if heeds {
+                    #expect(throttled.count >= 10, "\(throttled)")
+                    #expect(throttled.allSatisfy { $0.code == .throttled }, "\(throttled)")
+                    #expect(throttled.first?.message.contains("pushback") == true)
+                } else {
+                    #expect(throttled.isEmpty, "\(throttled)")
+                }
+                for stream in burst { _ = try? await Cluster.replies(stream) }
+                // The refused requests never reached the broker; the burst's did.
+                let sent = Double(40 + 20 - throttled.count)
+                let after = try await brokerRequests(port: port, atLeast: before + sent)
+                #expect(after - before == sent)
+            }
+        }
+
         /// A `ConciergeClient` with a throttle: after a burst the broker mostly refused, the next burst is partly
         /// refused by the client itself (`ClientError.throttled`, nothing sent), and the rest is answered as usual.
         @Test func aThrottledClientRefusesLocallyAfterTheBrokerRefused() async throws {

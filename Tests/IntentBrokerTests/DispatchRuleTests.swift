@@ -107,6 +107,44 @@ import Testing
         #expect(broker.core.statistics.shedRequests == 1)
     }
 
+    /// A refusal by pace tells the client how much it may send (section 6.3, rule 2): the measured pace with a tenth
+    /// more, split among the clients with queued requests of the type, the refused one included.
+    @Test func aRefusalByPaceCarriesTheClientsShareOfThePace() throws {
+        var broker = try Self.oneWorkerAtTenJobsPerSecond(CoreHarness())
+        for index in 11...20 { broker.send("s\(index)", deadlineMs: 60_000) }
+        let pace = broker.core.intentTypes[0].pace.jobsPerSecond
+        #expect(pace > 5 && pace < 20, "\(pace)")
+        func share(_ clients: Double) -> Int { BrokerCore<[UInt8]>.twoSignificantDigits(pace * 1.1 / clients) }
+        // One client queued, and it is the one refused.
+        broker.send("late", deadlineMs: 500)
+        let alone = try #require(broker.endings(of: "late").first)
+        #expect(alone.code == "busy")
+        #expect(Pushback.Hint(errorBody: Array(alone.body.utf8)) == Pushback.Hint(rate: share(1), milliseconds: 1000))
+        // A second client with a request queued: each gets half.
+        broker.send("c2-first", deadlineMs: 60_000, client: "c2")
+        broker.send("c2-late", deadlineMs: 150, client: "c2")
+        let shared = try #require(broker.endings(of: "c2-late", client: "c2").first)
+        #expect(shared.code == "busy")
+        #expect(Pushback.Hint(errorBody: Array(shared.body.utf8)) == Pushback.Hint(rate: share(2), milliseconds: 1000))
+        // A third client, refused before it has anything queued, counts itself: a third each.
+        broker.send("c3-late", deadlineMs: 20, client: "c3")
+        let third = try #require(broker.endings(of: "c3-late", client: "c3").first)
+        #expect(third.code == "busy")
+        #expect(Pushback.Hint(errorBody: Array(third.body.utf8)) == Pushback.Hint(rate: share(3), milliseconds: 1000))
+    }
+
+    /// Before any pace is measured there is nothing to share: a refusal at a full queue carries no pushback.
+    @Test func aRefusalWithoutAMeasuredPaceCarriesNoPushback() throws {
+        var configuration = BrokerConfiguration()
+        configuration.maxQueuedPerIntentType = 2
+        var broker = try CoreHarness(configuration)
+        broker.register("w1", capacity: 1)
+        for index in 0..<4 { broker.send("r\(index)", deadlineMs: 60_000) }
+        let refused = try #require(broker.endings(of: "r3").first)
+        #expect(refused.code == "busy")
+        #expect(Pushback.Hint(errorBody: Array(refused.body.utf8)) == nil, "\(refused.body)")
+    }
+
     @Test func aQueueWaitLimitRefusesWhatWouldWaitLongerAndTheRefusalBodyIsReused() throws {
         for limit in [nil, 500] as [Int?] {
             var configuration = BrokerConfiguration()

@@ -184,7 +184,8 @@ extension BrokerCore {
         }
         if let full {
             guard shedHeaviest(type: type, toAdmit: client, because: full, now: now) else {
-                return WireBody.error(.busy, full)
+                guard let rate = pushbackRate(type: type, client: client) else { return WireBody.error(.busy, full) }
+                return WireBody.busy(full, pushbackRate: rate, milliseconds: Self.pushbackMilliseconds)
             }
         }
         let pace = intentTypes[type].pace
@@ -198,14 +199,42 @@ extension BrokerCore {
         guard pace.wouldMiss(ahead: ahead, deadline: horizon, fraction: 1) else { return nil }
         statistics.shedRequests += 1
         let jobsPerSecond = Self.twoSignificantDigits(pace.jobsPerSecond)
-        if let cached = intentTypes[type].paceRefusal, cached.jobsPerSecond == jobsPerSecond { return cached.body }
-        let body = WireBody.error(
-            .busy,
+        let rate = pushbackRate(type: type, client: client)
+        if let cached = intentTypes[type].paceRefusal, cached.jobsPerSecond == jobsPerSecond,
+            cached.pushbackRate == rate
+        {
+            return cached.body
+        }
+        let message =
             "no worker could start the request before its deadline: intent type \"\(intentTypes[type].displayName)\" runs "
-                + "about \(jobsPerSecond) jobs/s, and the requests already queued would take it past the deadline")
-        intentTypes[type].paceRefusal = (jobsPerSecond, body)
+            + "about \(jobsPerSecond) jobs/s, and the requests already queued would take it past the deadline"
+        let body =
+            rate.map { WireBody.busy(message, pushbackRate: $0, milliseconds: Self.pushbackMilliseconds) }
+            ?? WireBody.error(.busy, message)
+        intentTypes[type].paceRefusal = (jobsPerSecond, rate, body)
         return body
     }
+
+    /// The pushback rate (section 6.3, rule 2; ``Pushback``) of a refusal of `client`'s request of `type`: the type's
+    /// measured pace with ``pushbackHeadroom`` more, split evenly among the clients with queued requests of the type
+    /// (this one included), in two significant digits. Nil while the pace is not measured.
+    ///
+    /// The headroom keeps the queue fed while every client sends its share, and keeps refusing a little, so that the
+    /// hints are renewed while the overload lasts. An even split is the fair share of clients that all send more than
+    /// it, which is what a refused client does; a lighter client's unused share goes to the others as refusals stop.
+    private mutating func pushbackRate(type: Int, client: [UInt8]) -> Int? {
+        let pace = intentTypes[type].pace.jobsPerSecond
+        guard pace >= 1 else { return nil }
+        var clients = intentTypes[type].queue.clientCount
+        if intentTypes[type].queue.count(of: client) == 0 { clients += 1 }
+        return max(1, Self.twoSignificantDigits(pace * Self.pushbackHeadroom / Double(clients)))
+    }
+
+    /// How much more than the measured pace the clients refused are asked to send, together.
+    static var pushbackHeadroom: Double { 1.1 }
+
+    /// How long a pushback hint holds (ms): about the pace's memory, so a client hears of a change within it.
+    static var pushbackMilliseconds: Int { 1000 }
 
     /// `value` rounded to two significant digits (12,345 -> 12,000), so that a refusal names a pace that changes
     /// only when the pace really does.

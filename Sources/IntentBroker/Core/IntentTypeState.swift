@@ -14,9 +14,10 @@ struct IntentTypeState {
     /// Where the next round-robin search for a worker starts.
     var cursor = 0
     var pace = ServicePace()
-    /// The body of the last `busy` refusal by pace and the pace it names (jobs/s, two significant digits): under
-    /// overload most requests are refused, so the refusal's body is built once per pace, not once per request.
-    var paceRefusal: (jobsPerSecond: Int, body: [UInt8])?
+    /// The body of the last `busy` refusal by pace, the pace it names (jobs/s, two significant digits) and the
+    /// pushback rate it carries: under overload most requests are refused, so the refusal's body is built once per
+    /// pace and rate, not once per request.
+    var paceRefusal: (jobsPerSecond: Int, pushbackRate: Int?, body: [UInt8])?
     /// Since when the queue has held a request without emptying (set when a request joins an empty queue; only
     /// meaningful while the queue is not empty). A queue that has not emptied for
     /// ``BrokerConfiguration/standingQueueInterval`` is a standing queue (issue 14, `Docs/OVERLOAD.md`).
