@@ -26,23 +26,28 @@ extension EndToEnd {
             return scrape.sum("concierge_requests_total")
         }
 
-        /// Four times the capacity, offered by `concierge load --client-throttle 1.1`: the client refuses most of the
-        /// excess itself, the broker receives exactly the requests that were not throttled, and it refuses fewer
-        /// than it serves (without the throttle it refuses about three for each one it serves).
-        @Test func aThrottledLoadSendsLittleMoreThanTheBrokerAccepts() async throws {
+        /// A broker with one worker that runs two 20 ms jobs at a time (about 100 requests/s), and its HTTP port.
+        func slowCluster() async throws -> (Cluster, port: Int) {
             let cluster = try Cluster()
             try cluster.startBroker(["--http", "127.0.0.1:0"])
             let port = try await cluster.brokerHTTPPort()
             try cluster.startWorker("slow", capacity: 2)
-            let client = try cluster.client()
-            try await cluster.waitUntilServing(client)
+            try await cluster.waitUntilServing(try cluster.client())
+            return (cluster, port)
+        }
+
+        /// What `concierge load` with `flags` counted when offering 400 requests/s for 3 s to ``slowCluster()``
+        /// (four times its capacity), after checking that every request is accounted for and that the broker
+        /// received exactly the requests the client did not refuse itself.
+        func overload(_ cluster: Cluster, port: Int, _ flags: [String]) async throws -> (
+            served: Int, busy: Int, throttled: Int, outcomes: JSONObject
+        ) {
             let before = try await brokerRequests(port: port)
-            // Two 20 ms jobs at a time: about 100 requests/s, offered 400/s for 3 s.
-            let load = try runConcierge([
-                "load", "--broker", cluster.frontend, "--rate", "400", "--duration", "3s", "--warmup", "0s",
-                "--delay-ms", "20", "--deadline-ms", "500", "--drain-timeout", "10s", "--client-throttle", "1.1",
-                "--json", "--quiet",
-            ])
+            let load = try runConcierge(
+                [
+                    "load", "--broker", cluster.frontend, "--rate", "400", "--duration", "3s", "--warmup", "0s",
+                    "--delay-ms", "20", "--deadline-ms", "500", "--drain-timeout", "10s", "--json", "--quiet",
+                ] + flags)
             #expect(load.status == 0, "\(load.error)")
             let summary = try JSONValue.parse(Array(load.output.utf8))
             let outcomes = try #require(summary["outcomes"]?.objectValue, "\(load.output)")
@@ -54,58 +59,39 @@ extension EndToEnd {
             let throttled = try #require(summary["throttled"]?.intValue)
             let served = outcomes["final.handle.success"]?.intValue ?? 0
             let busy = outcomes["error.busy"]?.intValue ?? 0
-            #expect(outcomes["throttled"]?.intValue == throttled)
+            #expect((outcomes["throttled"]?.intValue ?? 0) == throttled)
             #expect(served + busy + throttled == requests, "\(outcomes)")
             #expect(served > 0)
-            #expect(throttled > busy, "\(outcomes)")
-            #expect(busy < served, "the throttle let through more than twice what the broker accepted: \(outcomes)")
-            // Throttled requests never reached the broker.
+            // What the client refused never reached the broker.
             let after = try await brokerRequests(port: port, atLeast: before + Double(requests - throttled))
             #expect(after - before == Double(requests - throttled), "\(outcomes)")
+            return (served, busy, throttled, outcomes)
+        }
+
+        /// Four times the capacity, offered by `concierge load --client-throttle 1.1` (ignoring the pushback, so that
+        /// only the throttle refuses): the client refuses most of the excess itself, and the broker refuses fewer
+        /// than it serves (without the throttle it refuses about three for each one it serves).
+        @Test func aThrottledLoadSendsLittleMoreThanTheBrokerAccepts() async throws {
+            let (cluster, port) = try await slowCluster()
+            let run = try await overload(cluster, port: port, ["--client-throttle", "1.1", "--ignore-pushback"])
+            #expect(run.throttled > run.busy, "\(run.outcomes)")
+            #expect(
+                run.busy < run.served, "the throttle let through more than twice what the broker took: \(run.outcomes)")
         }
 
         /// The broker's pushback (`Pushback`, PROTOCOL.md 6.3), heeded by `concierge load` by default: four times the
-        /// capacity, and the client refuses most of the excess itself, unsent; the broker receives exactly the rest.
-        /// With `--ignore-pushback` every request is sent, and the broker refuses more than it serves.
+        /// capacity, and the client refuses most of the excess itself, unsent. With `--ignore-pushback` every request
+        /// is sent, and the broker refuses more than it serves.
         @Test func aLoadHeedsTheBrokersPushbackUnlessToldNotTo() async throws {
-            let cluster = try Cluster()
-            try cluster.startBroker(["--http", "127.0.0.1:0"])
-            let port = try await cluster.brokerHTTPPort()
-            try cluster.startWorker("slow", capacity: 2)
-            let client = try cluster.client()
-            try await cluster.waitUntilServing(client)
-            for heeds in [true, false] {
-                let before = try await brokerRequests(port: port)
-                // Two 20 ms jobs at a time: about 100 requests/s, offered 400/s for 3 s.
-                let load = try runConcierge(
-                    [
-                        "load", "--broker", cluster.frontend, "--rate", "400", "--duration", "3s", "--warmup", "0s",
-                        "--delay-ms", "20", "--deadline-ms", "500", "--drain-timeout", "10s", "--json", "--quiet",
-                    ] + (heeds ? [] : ["--ignore-pushback"]))
-                #expect(load.status == 0, "\(load.error)")
-                let summary = try JSONValue.parse(Array(load.output.utf8))
-                let outcomes = try #require(summary["outcomes"]?.objectValue, "\(load.output)")
-                #expect(
-                    Set(outcomes.keys).isSubset(of: ["final.handle.success", "progress", "error.busy", "throttled"]),
-                    "\(outcomes)")
-                #expect(summary["unanswered"] == 0)
-                let requests = try #require(summary["requests"]?.intValue)
-                let throttled = try #require(summary["throttled"]?.intValue)
-                let served = outcomes["final.handle.success"]?.intValue ?? 0
-                let busy = outcomes["error.busy"]?.intValue ?? 0
-                #expect(served + busy + throttled == requests, "\(outcomes)")
-                #expect(served > 0)
-                if heeds {
-                    #expect(throttled > busy, "\(outcomes)")
-                    #expect(busy < served, "the pushback let through more than twice what the broker took: \(outcomes)")
-                } else {
-                    #expect(throttled == 0, "\(outcomes)")
-                    #expect(busy > served, "\(outcomes)")
-                }
-                // What the client refused never reached the broker.
-                let after = try await brokerRequests(port: port, atLeast: before + Double(requests - throttled))
-                #expect(after - before == Double(requests - throttled), "\(outcomes)")
-            }
+            let (cluster, port) = try await slowCluster()
+            let heeded = try await overload(cluster, port: port, [])
+            #expect(heeded.throttled > heeded.busy, "\(heeded.outcomes)")
+            #expect(
+                heeded.busy < heeded.served,
+                "the pushback let through more than twice what the broker took: \(heeded.outcomes)")
+            let ignored = try await overload(cluster, port: port, ["--ignore-pushback"])
+            #expect(ignored.throttled == 0, "\(ignored.outcomes)")
+            #expect(ignored.busy > ignored.served, "\(ignored.outcomes)")
         }
 
         /// A `ConciergeClient` heeds the pushback of a `busy` refusal by default: right after one, new requests of the
