@@ -15,7 +15,9 @@ from cip import interaction
 BURST = 30
 
 
-def run_burst(spawn, warm: int = 15, blocker_ms: int = 300, settle_ms: int = 5, **flags) -> dict[str, int]:
+def run_burst(spawn, warm: int = 15, blocker_ms: int = 300, settle_ms: int = 5, refusals: list | None = None,
+              **flags) -> dict[str, int]:
+    """The burst's outcomes; the bodies of its `busy` refusals are appended to `refusals` when given."""
     broker = spawn.broker(**flags)
     spawn.worker(broker, capacity=1)
     c = spawn.client(broker)
@@ -51,6 +53,8 @@ def run_burst(spawn, warm: int = 15, blocker_ms: int = 300, settle_ms: int = 5, 
         if ending.status == "error":
             assert ending.code == "busy", ending
             assert "before its deadline" in ending.json["message"], ending
+            if refusals is not None:
+                refusals.append(ending.json)
     return outcomes
 
 
@@ -65,6 +69,19 @@ def test_max_queue_wait_refuses_what_would_wait_longer_at_once(spawn):
     print(outcomes)
     assert outcomes.get("busy", 0) >= BURST // 2, outcomes
     assert set(outcomes) <= {"final", "busy"}, outcomes
+
+
+def test_a_refusal_at_arrival_carries_the_clients_share_of_the_pace(spawn):
+    """PROTOCOL.md 6.3, Pushback: once the pace is measured, a refusal at arrival names how many requests per second
+    the broker expects from this client (here the only one: its whole pace of about 50 jobs/s, with a tenth more) and
+    for how long. The client checks every error body against error.schema.json, which describes both members."""
+    refusals: list = []
+    outcomes = run_burst(spawn, max_queue_wait_ms=100, refusals=refusals)
+    assert outcomes.get("busy", 0) >= BURST // 2, outcomes
+    for body in refusals:
+        assert body["pushback_ms"] == 1000, body
+        # About 55 a second; the measured pace of 20 ms jobs on one slot on a busy machine is lower, never higher.
+        assert 5 <= body["pushback_rate"] <= 80, body
 
 
 def test_a_standing_queue_is_held_short(spawn):
