@@ -89,7 +89,8 @@ public struct Pushback: Sendable, Hashable {
     /// The burst the bucket holds at `rate`: a hundredth of a second's worth, at least one request.
     static func burst(_ rate: Double) -> Double { max(1, rate / 100) }
 
-    /// Takes a refusal's hint: from `now`, at most `hint.rate` requests per second for `hint.milliseconds`. A hint
+    /// Takes a refusal's hint: from `now`, at most `hint.rate` requests per second for `hint.milliseconds` (at most
+    /// ``longestHold``). A hint
     /// that comes while another holds changes the rate and extends the time, and keeps the tokens gathered so far
     /// (up to the new burst); a first hint starts with a full burst.
     public mutating func heed(_ hint: Hint, now: UInt64) {
@@ -102,8 +103,12 @@ public struct Pushback: Sendable, Hashable {
             refilledAt = now
         }
         rate = newRate
-        until = now &+ UInt64(max(1, hint.milliseconds)) &* 1_000_000
+        until = now &+ UInt64(min(max(1, hint.milliseconds), Self.longestHold)) &* 1_000_000
     }
+
+    /// The longest a hint is heeded, in milliseconds, whatever it says: a broker's mistake (or a 9-digit
+    /// `pushback_ms`, about 11 days) must not silence a client for longer than a minute.
+    public static let longestHold = 60_000
 
     /// Whether to send a new request now: always while no hint holds; else when the bucket has a token.
     public mutating func admit(now: UInt64) -> Bool {

@@ -87,4 +87,16 @@ import Testing
         #expect(pushback.isActive(now: start + 1500 * Self.millisecond))
         #expect(pushback.rate == 100)
     }
+
+    /// A hint for longer than a minute (a 9-digit `pushback_ms` is about 11 days) is heeded for a minute.
+    @Test func aHintIsHeededForAMinuteAtMost() throws {
+        let body = Array(#"{"code":"busy","message":"m","pushback_rate":1,"pushback_ms":999999999}"#.utf8)
+        let hint = try #require(Pushback.Hint(errorBody: body))
+        var pushback = Pushback()
+        let start: UInt64 = 1_000 * Self.millisecond
+        pushback.heed(hint, now: start)
+        #expect(pushback.isActive(now: start + 59_999 * Self.millisecond))
+        #expect(!pushback.isActive(now: start + 60_000 * Self.millisecond))
+        #expect(Self.admit(&pushback, now: start + 60_000 * Self.millisecond))
+    }
 }
