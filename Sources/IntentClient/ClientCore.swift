@@ -453,12 +453,14 @@ final class ClientCore: @unchecked Sendable {
     /// Asks the pushback of intent type `key` whether to send a new request: nil to send it, else the error that
     /// ends it unsent.
     private func pushback(_ key: String, id: String) -> ClientError? {
-        guard configuration.heedsPushback, pushbacks[key] != nil else { return nil }
-        if pushbacks[key]!.admit(now: MonotonicTime.now()) { return nil }
+        guard configuration.heedsPushback, var pushback = pushbacks[key] else { return nil }
+        let admitted = pushback.admit(now: MonotonicTime.now())
+        pushbacks[key] = pushback
+        if admitted { return nil }
         return ClientError(
             code: .throttled,
             message: "request \(id): not sent: the broker is overloaded with \(key) requests and asked this client for "
-                + "at most \(Int(pushbacks[key]!.rate)) per second for a while (pushback)"
+                + "at most \(Int(pushback.rate)) per second for a while (pushback)"
         )
     }
 

@@ -539,16 +539,16 @@ struct LoadEngine: ~Copyable {
     /// Tells the request's throttle, if any, what the broker did with it: a first answer that is the error `busy`
     /// is a refusal, any other an accept; and heeds the pushback a `busy` refusal carries.
     private mutating func recordFirstAnswer(_ message: inout ZMQMultipart, of request: InFlight, now: UInt64) {
-        guard !throttles.isEmpty || !pushbacks.isEmpty, message.equals(3, CIP.Status.error) || !throttles.isEmpty
-        else { return }
+        guard !throttles.isEmpty || !pushbacks.isEmpty else { return }
         let refused =
             message.equals(3, CIP.Status.error)
             && message.withBytes(5) { LoadOutcome.error(body: $0) } == LoadOutcome.busy
         let type = typeIndex[Int(request.item)]
         if !throttles.isEmpty { throttles[type].record(accepted: !refused, now: now) }
-        if refused, !pushbacks.isEmpty, let hint = message.withBytes(5, { Pushback.Hint(errorBody: $0) }) {
-            pushbacks[Int(request.connection) * typeCount + type].heed(hint, now: now)
+        guard refused, !pushbacks.isEmpty, let hint = message.withBytes(5, { Pushback.Hint(errorBody: $0) }) else {
+            return
         }
+        pushbacks[Int(request.connection) * typeCount + type].heed(hint, now: now)
     }
 
     /// The outcome name of a `final` or `error` REPLY or STATUS answer (F3 status, F4 phase, F5 body), and whether
