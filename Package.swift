@@ -20,6 +20,8 @@ let package = Package(
         .executable(name: "concierge", targets: ["concierge"]),
         .library(name: "IntentKit", targets: ["IntentKit"]),
         .library(name: "IntentWorker", targets: ["IntentWorker"]),
+        // A worker executable's whole entry point: `WorkerMain.run(provider)` (README, "Writing a handler").
+        .library(name: "ConciergeCommandLine", targets: ["ConciergeCommandLine"]),
         .library(name: "IntentPool", targets: ["IntentPool"]),
         .executable(name: "concierge-worker", targets: ["concierge-worker"]),
         .library(name: "IntentClient", targets: ["IntentClient"]),
@@ -76,7 +78,7 @@ let package = Package(
         .target(
             name: "IntentWorker",
             dependencies: [
-                "ZeroMQ", "IntentWire", "IntentKit",
+                "ZeroMQ", "IntentWire", "IntentKit", "ConciergeJSON",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -124,7 +126,7 @@ let package = Package(
         .target(
             name: "ConciergeCommandLine",
             dependencies: [
-                "IntentWorker", "IntentKit", "ZeroMQ", "ConciergeJSON",
+                "IntentWorker", "IntentKit", "IntentWire", "ZeroMQ", "ConciergeJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -27,13 +27,17 @@ public struct CurveClientOptions: ParsableArguments, Sendable {
     public var curveSecretKey: String?
 
     public func validate() throws {
-        guard (curveServerKey == nil) == (curveSecretKey == nil) else {
+        try Self.checkPair(serverKey: curveServerKey, secretKey: curveSecretKey)
+    }
+
+    /// Both keys or neither, and the server key not a secret key file.
+    public static func checkPair(serverKey: String?, secretKey: String?) throws {
+        guard (serverKey == nil) == (secretKey == nil) else {
             throw ValidationError("CURVE needs both --curve-server-key (the broker's .pub) and --curve-secret-key")
         }
-        if let curveServerKey, curveServerKey.hasSuffix(".secret") {
+        if let serverKey, serverKey.hasSuffix(".secret") {
             throw ValidationError(
-                "--curve-server-key takes the broker's public key (.pub), never its secret key (\(curveServerKey))"
-            )
+                "--curve-server-key takes the broker's public key (.pub), never its secret key (\(serverKey))")
         }
     }
 
@@ -50,6 +54,16 @@ public struct CurveClientOptions: ParsableArguments, Sendable {
     public static func keys(serverKey: String?, secretKey: String?) throws(CurveKeyError) -> CurveClientKeys? {
         guard let serverKey, let secretKey else { return nil }
         return try CurveClientKeys(serverKeyFile: serverKey, secretKeyFile: secretKey)
+    }
+
+    /// The same keys as environment variables for any worker a pool starts (``WorkerProcessOptions/Environment``:
+    /// absolute paths); none without CURVE.
+    public var workerEnvironment: [String: String] {
+        guard let curveServerKey, let curveSecretKey else { return [:] }
+        return [
+            WorkerProcessOptions.Environment.curveServerKey: absolutePath(curveServerKey),
+            WorkerProcessOptions.Environment.curveSecretKey: absolutePath(curveSecretKey),
+        ]
     }
 
     /// `--curve-server-key` and `--curve-secret-key` for a worker process (absolute paths, whatever directory the

@@ -9,15 +9,33 @@ import UnixSignals
     import Glibc
 #endif
 
-/// Everything a worker process takes: `concierge worker` and the slim `concierge-worker` share these options, and
-/// run the worker the same way.
+/// Everything a worker process takes: `concierge worker`, the slim `concierge-worker` and any handler author's
+/// worker run through ``WorkerMain`` share these options, and run the worker the same way.
+///
+/// What a pool passes to every worker it starts (`concierge pool`, with or without `--executable`) comes in the
+/// environment, and a flag given on the command line wins over it:
+///
+/// | variable | flag |
+/// |---|---|
+/// | `CONCIERGE_BROKER` | `--broker` |
+/// | `CONCIERGE_WORKER_NAME` | `--name` |
+/// | `CONCIERGE_CURVE_SERVER_KEY`, `CONCIERGE_CURVE_SECRET_KEY` | `--curve-server-key`, `--curve-secret-key` |
 public struct WorkerProcessOptions: ParsableArguments, Sendable {
+    /// The environment variables a pool sets for its workers.
+    public enum Environment {
+        public static let broker = "CONCIERGE_BROKER"
+        public static let workerName = "CONCIERGE_WORKER_NAME"
+        public static let curveServerKey = "CONCIERGE_CURVE_SERVER_KEY"
+        public static let curveSecretKey = "CONCIERGE_CURVE_SECRET_KEY"
+    }
+
     @Option(
         help: """
-            The broker's backend endpoint, or several separated by commas (the active broker and its standbys: the \
-            worker follows the active one).
+            The broker's backend endpoint (tcp://host:port or ipc://path), or several separated by commas (the \
+            active broker and its standbys: the worker follows the active one). Default: $CONCIERGE_BROKER, else \
+            tcp://127.0.0.1:5556.
             """)
-    public var broker: String = WorkerConfiguration(name: "").brokerEndpoint
+    public var broker: String?
 
     @Option(help: "Worker name (its routing id). Default: $CONCIERGE_WORKER_NAME, else worker-<pid>.")
     public var name: String?
@@ -30,8 +48,20 @@ public struct WorkerProcessOptions: ParsableArguments, Sendable {
     public init() {}
 
     public func validate() throws {
-        _ = try BrokerEndpointList.parse(broker)
+        _ = try BrokerEndpointList.parse(brokerEndpoints, checkSyntax: true)
+        try CurveClientOptions.checkPair(serverKey: curveServerKey, secretKey: curveSecretKey)
     }
+
+    /// `--broker`, else `$CONCIERGE_BROKER`, else the default backend endpoint.
+    public var brokerEndpoints: String {
+        broker ?? Self.environment(Environment.broker) ?? WorkerConfiguration(name: "").brokerEndpoint
+    }
+
+    /// `--curve-server-key`, else `$CONCIERGE_CURVE_SERVER_KEY`.
+    public var curveServerKey: String? { curve.curveServerKey ?? Self.environment(Environment.curveServerKey) }
+
+    /// `--curve-secret-key`, else `$CONCIERGE_CURVE_SECRET_KEY`.
+    public var curveSecretKey: String? { curve.curveSecretKey ?? Self.environment(Environment.curveSecretKey) }
 
     /// Bootstraps logging, then runs one worker serving `provider` (with a `ParentWatch` when a pool started this
     /// process) until SIGTERM or SIGINT.
@@ -39,16 +69,16 @@ public struct WorkerProcessOptions: ParsableArguments, Sendable {
         _ = logging.bootstrap()
         let logger = Logger(label: "concierge.worker")
         let configuration = WorkerConfiguration(
-            brokerEndpoints: try BrokerEndpointList.parse(broker),
-            name: name ?? environment("CONCIERGE_WORKER_NAME"),
+            brokerEndpoints: try BrokerEndpointList.parse(brokerEndpoints, checkSyntax: true),
+            name: name ?? Self.environment(Environment.workerName),
             capacity: worker.capacity,
             heartbeatInterval: .milliseconds(heartbeat.heartbeatMs),
             jobExecution: WorkerConfiguration.JobExecution(rawValue: worker.jobsOn) ?? .workerThread,
-            curve: try curve.keys()
+            curve: try CurveClientOptions.keys(serverKey: curveServerKey, secretKey: curveSecretKey)
         )
         let service = Worker(configuration: configuration, provider: provider, logger: logger)
         var watched: [String: String] = [:]
-        watched["CONCIERGE_POOL_PID"] = environment("CONCIERGE_POOL_PID")
+        watched["CONCIERGE_POOL_PID"] = Self.environment("CONCIERGE_POOL_PID")
         let watch = ParentWatch(environment: watched, logger: logger)
         let group = ServiceGroup(
             configuration: .init(
@@ -63,5 +93,9 @@ public struct WorkerProcessOptions: ParsableArguments, Sendable {
         try await group.run()
     }
 
-    private func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+    /// A non-empty environment variable.
+    static func environment(_ name: String) -> String? {
+        guard let value = getenv(name).map({ String(cString: $0) }), !value.isEmpty else { return nil }
+        return value
+    }
 }

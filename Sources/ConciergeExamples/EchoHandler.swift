@@ -12,7 +12,8 @@ import Synchronization
 /// Handles ``EchoIntent``: echoes the text with proof of which process and which handler instance answered.
 ///
 /// In `delayPhase` (handle when absent) it waits `delayMs` (cancellable `Task.sleep`), then burns `cpuMs` of CPU in
-/// a busy loop, then throws `failWith` if set. Every phase method counts itself in ``jobsSeen``; confirm and handle
+/// a busy loop, then throws `failWith` if set, then crashes the whole worker process if `crash` is true (a Swift trap,
+/// for tests of the broker's crash quarantine, PROTOCOL.md section 6.7). Every phase method counts itself in ``jobsSeen``; confirm and handle
 /// answer data `{"text", "pid", "instance", "jobsSeen", "worker", "attempt"}`, plus `"idempotencyKey"` when the job
 /// carries one (``HandlerContext/attempt`` and ``HandlerContext/idempotencyKey``: what the handler saw, for tests of
 /// keyed requests). With fresh handlers per job, `instance` differs between jobs and `jobsSeen` is always 1.
@@ -83,7 +84,7 @@ public final class EchoHandler: IntentHandler {
     /// the call to ``act(in:intent:)``, an async call that costs a task frame and an executor check per job.
     private static func acts(in phase: EchoPhase, intent: EchoIntent) -> Bool {
         (intent.delayPhase ?? .handle) == phase
-            && ((intent.delayMs ?? 0) > 0 || (intent.cpuMs ?? 0) > 0 || intent.failWith != nil)
+            && ((intent.delayMs ?? 0) > 0 || (intent.cpuMs ?? 0) > 0 || intent.failWith != nil || intent.crash == true)
     }
 
     private func act(in phase: EchoPhase, intent: EchoIntent) async throws {
@@ -93,6 +94,7 @@ public final class EchoHandler: IntentHandler {
         if delay > 0 { try await Task.sleep(for: .milliseconds(delay)) }
         if cpu > 0 { Self.burn(milliseconds: cpu) }
         if let message = intent.failWith { throw Failure(message: message) }
+        if intent.crash == true { fatalError("Echo was asked to crash its worker (crash: true)") }
     }
 
     /// Keeps this thread busy for `milliseconds`.

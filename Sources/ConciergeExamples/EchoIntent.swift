@@ -4,7 +4,7 @@ public import IntentKit
 public struct EchoIntent: Intent, Hashable {
     public static let intentType = "Echo"
     public static let intentDescription =
-        "Echo text back; optionally wait or burn CPU in one phase, or fail there, for tests and benchmarks."
+        "Echo text back; optionally wait or burn CPU in one phase, or fail or crash there, for tests and benchmarks."
     public static let parameters: [IntentParameter<EchoIntent>] = [
         .init("text", \.text, description: "The text to echo."),
         .init(
@@ -17,6 +17,11 @@ public struct EchoIntent: Intent, Hashable {
         ),
         .init("delayPhase", \.delayPhase, description: "The phase that waits, burns CPU or fails; handle when absent."),
         .init("failWith", \.failWith, description: "If set, the handler throws this message in delayPhase."),
+        .init(
+            "crash", \.crash,
+            description:
+                "If true, the handler crashes its worker process (a Swift trap) in delayPhase: for tests of crash "
+                + "quarantine."),
     ]
 
     public var identifier: String?
@@ -30,6 +35,8 @@ public struct EchoIntent: Intent, Hashable {
     public var delayPhase: EchoPhase?
     /// A message to fail with.
     public var failWith: String?
+    /// Whether to crash the worker process.
+    public var crash: Bool?
 
     public init() {}
 
@@ -39,12 +46,14 @@ public struct EchoIntent: Intent, Hashable {
         delayMs: Int? = nil,
         cpuMs: Int? = nil,
         delayPhase: EchoPhase? = nil,
-        failWith: String? = nil
+        failWith: String? = nil,
+        crash: Bool? = nil
     ) {
         self.text = text
         self.delayMs = delayMs
         self.cpuMs = cpuMs
         self.delayPhase = delayPhase
         self.failWith = failWith
+        self.crash = crash
     }
 }

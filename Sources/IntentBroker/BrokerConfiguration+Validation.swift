@@ -26,7 +26,7 @@ extension BrokerConfiguration {
         }
         guard maxStoredResults >= 0, maxQueuedRequests >= 0, maxQueuedPerIntentType >= 0, maxBodySize >= 1,
             clientQueueLimit >= 1, maxIdempotencyRecords >= 0, idempotencyMemory >= 0,
-            resultsMemory >= 0
+            resultsMemory >= 0, maxCrashRetries >= 0
         else {
             throw refuse("limits must not be negative (the body size and client queue at least 1)")
         }

@@ -67,6 +67,15 @@ public struct BrokerConfiguration: Sendable {
     /// idempotency key on a broker without a journal (others chain to confirm); the worker may then start handle
     /// before the broker hears of it, so such a request ends `worker-lost` if its worker is lost in any phase.
     public var lifecycleChainEnd: RequestPhase = .confirm
+    /// How many times a resolve or confirm job whose worker was lost while running it (crashed, froze, or was
+    /// replaced) is sent again (section 6.7); the next loss ends the request with `worker-crashed`. A request whose
+    /// worker was lost is a suspect: it runs alone on its next worker, so that a second loss is its own. 0 ends every
+    /// resolve or confirm lost with its worker.
+    public var maxCrashRetries = 1
+    /// Whether a `CIPW04` worker whose definition of an intent type differs from the one served may register when
+    /// its definition has another `version` (a rolling upgrade: both are served until the old workers leave). A
+    /// different definition under the same version is always refused (`definition-mismatch`, section 5.16).
+    public var allowDefinitionUpgrades = false
     /// How long a queue must go without emptying to count as standing (see ``standingQueueWait``); CoDel's interval.
     public var standingQueueInterval: Duration = .milliseconds(100)
     /// The most replies libzmq holds for one client connection that is not reading (its send high-water mark).

@@ -631,8 +631,16 @@ final class BrokerLoop: @unchecked Sendable {
             worker.intentTypes.map { core.intentTypes[$0].displayName }
         }
         let state = core.isShuttingDown ? "stopping" : unavailableSince != nil ? "unavailable" : "active"
-        let stats = BrokerStats(
+        var stats = BrokerStats(
             snapshot, workerIntents: intents, state: state, defaultDeadline: configuration.defaultDeadline)
+        for index in stats.intentTypes.indices {
+            guard let type = core.intentTypeIndex[ByteKey(Array(stats.intentTypes[index].name.utf8))] else { continue }
+            stats.intentTypes[index].definitions = core.intentTypes[type].definitions.map { served in
+                BrokerStats.Definition(
+                    digest: served.definition.digest, version: served.definition.version,
+                    workers: served.workers.compactMap { core.workers[$0]?.name }, definition: served.definition.json)
+            }
+        }
         do {
             guard try backend.send(routingID, more: true) else { return }
             try backend.send(CIP.workerSignature(version: version), more: true)

@@ -25,6 +25,11 @@ public struct BrokerStatistics: Sendable, Equatable {
     public var jobsRedispatched = 0
     public var workersRegistered = 0
     public var workersLost = 0
+    /// Requests ended `worker-crashed`: their resolve or confirm job was lost with its worker more often than
+    /// ``BrokerConfiguration/maxCrashRetries`` allows (section 6.7).
+    public var requestsQuarantined = 0
+    /// READYs refused because a definition differed from the one served (`definition-mismatch`, section 5.16).
+    public var definitionRefusals = 0
     public var malformedClientMessages = 0
     public var malformedWorkerMessages = 0
     /// Replies that could not be delivered (client gone or its queue full); still available to STATUS.

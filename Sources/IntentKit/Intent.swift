@@ -35,6 +35,10 @@ public protocol Intent: Sendable {
     /// The codes a handle may answer with. Defaults to ``HandleCode/standard``.
     static var handleCodes: [HandleCode] { get }
 
+    /// The definition's version (its file's `"version"`), 1 by default: workers announce it with the definition
+    /// (PROTOCOL.md section 5.16), and a changed definition needs a new one to be served beside the old.
+    static var definitionVersion: Int { get }
+
     /// An optional identifier the client gave the intent (e.g. for idempotency or logging).
     var identifier: String? { get set }
 
@@ -46,4 +50,5 @@ extension Intent {
     public static var intentDescription: String { "" }
     public static var confirmCodes: [ConfirmCode] { ConfirmCode.standard }
     public static var handleCodes: [HandleCode] { HandleCode.standard }
+    public static var definitionVersion: Int { 1 }
 }

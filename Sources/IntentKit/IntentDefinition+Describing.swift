@@ -29,5 +29,6 @@ extension IntentDefinition {
             confirmCodes: I.confirmCodes.map(\.rawValue),
             handleCodes: I.handleCodes.map(\.rawValue)
         )
+        self.version = I.definitionVersion
     }
 }

@@ -31,6 +31,13 @@ extension IntentDefinition {
         }
         let confirmCodes = try _Fields.strings(top.require("confirmCodes"), at: "confirmCodes")
         let handleCodes = try _Fields.strings(top.require("handleCodes"), at: "handleCodes")
+        var version = 1
+        if let versionValue = top.take("version") {
+            guard let number = versionValue.intValue, number >= 1 else {
+                throw _Fields.shape("\"version\" must be a whole number from 1")
+            }
+            version = number
+        }
         try top.finish()
 
         var parameters: [Parameter] = []
@@ -60,6 +67,7 @@ extension IntentDefinition {
             confirmCodes: confirmCodes,
             handleCodes: handleCodes
         )
+        self.version = version
         try validate()
     }
 
@@ -123,14 +131,16 @@ extension IntentDefinition {
             }
             return .object(object)
         }
-        return .object([
+        var object: JSONObject = [
             "intent": .string(intent),
             "description": .string(description),
             "parameters": .array(parameterValues),
             "enums": .object(JSONObject(enums.mapValues { JSONValue.array($0.map { .string($0) }) })),
             "confirmCodes": .array(confirmCodes.map { .string($0) }),
             "handleCodes": .array(handleCodes.map { .string($0) }),
-        ])
+        ]
+        if version != 1 { object["version"] = .int(Int64(version)) }
+        return .object(object)
     }
 }
 

@@ -74,6 +74,25 @@ public struct IntentDefinition: Sendable, Hashable, Codable {
     public var confirmCodes: [String]
     /// The codes a handle may answer with.
     public var handleCodes: [String]
+    /// The definition's version, 1 unless the file says `"version"`: a changed definition gets a new one, so that a
+    /// broker allowing rolling upgrades serves old and new workers side by side (PROTOCOL.md section 5.16).
+    public var version: Int = 1
+
+    private enum CodingKeys: String, CodingKey {
+        case intent, description, parameters, enums, confirmCodes, handleCodes, version
+    }
+
+    /// Decodes a definition; `version` may be absent (1).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        intent = try container.decode(String.self, forKey: .intent)
+        description = try container.decode(String.self, forKey: .description)
+        parameters = try container.decode([Parameter].self, forKey: .parameters)
+        enums = try container.decode([String: [String]].self, forKey: .enums)
+        confirmCodes = try container.decode([String].self, forKey: .confirmCodes)
+        handleCodes = try container.decode([String].self, forKey: .handleCodes)
+        version = try container.decodeIfPresent(Int.self, forKey: .version) ?? 1
+    }
 
     /// Creates a definition.
     public init(

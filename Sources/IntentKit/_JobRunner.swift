@@ -50,6 +50,17 @@ enum _JobRunner<H: IntentHandler> {
             }
         }
         let interaction = body.members
+        // Required parameters hold (section 5.11, step 4b): confirm and handle of an intent that lacks one end here,
+        // before any handler code runs (a handler may rely on them being there).
+        if phase == .confirm || phase == .handle, let missing = missingRequiredParameter(in: intentJSON) {
+            return JobOutput(
+                error: IntentError(
+                    code: .missingParameter,
+                    message:
+                        "\(I.intentType) requires \"\(missing)\", which the intent does not have: resolve it first "
+                        + "(a resolve asks for it with needsValue)",
+                    parameter: missing, intent: I.intentType))
+        }
         // Cancelled before the handler started (the broker cancelled the job while it waited to run): nothing has
         // been done, so the job stops without running the handler at all.
         if Task.isCancelled { return JobOutput.cancelled }
@@ -170,6 +181,10 @@ enum _JobRunner<H: IntentHandler> {
                 }
             } else if let value = parameter.value(in: intent) {
                 results[parameter.name] = .object(["kind": "success", "value": value])
+            } else if parameter.isRequired {
+                // A required parameter that is missing needs a value, unless the handler said otherwise.
+                results[parameter.name] = .object(["kind": "needsValue"])
+                allResolved = false
             } else {
                 results[parameter.name] = .object(["kind": "notRequired"])
             }
@@ -186,6 +201,15 @@ enum _JobRunner<H: IntentHandler> {
         }
         output["resolve"] = .object(results)
         return JobOutput(outcome: outcome, body: JSONValue.object(output).serialized())
+    }
+
+    /// The first required parameter of `I` that the intent's JSON lacks (absent or null), if any.
+    private static func missingRequiredParameter(in intentJSON: JSONValue) -> String? {
+        let parameters = intentJSON.objectValue?["parameters"]?.objectValue
+        for parameter in I.parameters where parameter.isRequired {
+            guard let value = parameters?[parameter.name], value != .null else { return parameter.name }
+        }
+        return nil
     }
 
     private static func failure(_ message: String) -> JSONValue {

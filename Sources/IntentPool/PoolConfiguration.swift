@@ -24,6 +24,10 @@ public struct PoolConfiguration: Sendable {
     /// How to ask the broker the pool serves for its load (`CIPW02 STATS`), once a second: for autoscaling and the
     /// pool's metrics. Nil: the pool never asks (its size changes only by hand).
     public var broker: PoolBrokerLink?
+    /// Environment variables every worker gets on top of the pool's own environment (and of
+    /// `CONCIERGE_WORKER_NAME`, `CONCIERGE_POOL_PID`): `concierge pool` passes its broker endpoints and CURVE keys
+    /// this way, so that any worker executable built on `WorkerMain` takes them whatever its arguments.
+    public var environment: [String: String] = [:]
 
     public init(
         executable: String,

@@ -213,6 +213,9 @@ public final class WorkerPool: Service, Sendable {
         while state.withLock({ $0.slots[slot]?.wanted == true }) {
             let started = MonotonicTime.now()
             var environment: Environment = .inherit
+            var variables: [Environment.Key: String?] = [:]
+            for (name, value) in configuration.environment { variables[Environment.Key(stringLiteral: name)] = value }
+            environment = environment.updating(variables)
             environment = environment.updating([
                 "CONCIERGE_WORKER_NAME": "\(configuration.namePrefix)-\(slot)",
                 // Lets a worker notice that its pool died and leave instead of lingering (see ParentWatch).

@@ -16,7 +16,7 @@ public struct BrokerMessageDecoder: Sendable {
         let count = frames.views.count
         // W1: at least 2 frames, F0 the signature (CIPW01, CIPW02 of section 5.13 or CIPW03 of section 5.15).
         guard count >= 2, let version = WorkerMessageDecoder.version(ofSignature: frames[0]) else {
-            throw BrokerMessageError(message: "not a CIPW01, CIPW02 or CIPW03 message", check: 1)
+            throw BrokerMessageError(message: "not a CIPW01, CIPW02, CIPW03 or CIPW04 message", check: 1)
         }
         // W2: the command.
         let command = frames[1]
@@ -120,7 +120,7 @@ public struct BrokerMessageDecoder: Sendable {
     /// The frame count of a JOB in a version.
     private static func jobFrames(version: UInt8) -> Int {
         switch version {
-        case 3: CIP.Frames.jobV3
+        case 3, 4: CIP.Frames.jobV3
         case 2: CIP.Frames.jobV2
         default: CIP.Frames.job
         }
@@ -130,7 +130,8 @@ public struct BrokerMessageDecoder: Sendable {
     private static func jobShape(version: UInt8) -> String {
         let common = "JOB, job id (8 bytes), intent type, phase, time left, body"
         switch version {
-        case 3: return "JOB takes 10 frames: CIPW03, \(common), idempotency key, attempt, last phase"
+        case 3, 4:
+            return "JOB takes 10 frames: CIPW0\(version), \(common), idempotency key, attempt, last phase"
         case 2: return "JOB takes 9 frames: CIPW02, \(common), idempotency key, attempt"
         default: return "JOB takes 7 frames: CIPW01, \(common)"
         }

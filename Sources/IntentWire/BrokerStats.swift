@@ -4,6 +4,25 @@ public import ConciergeJSON
 /// `Schemas/json/stats.schema.json`): its queues and workers at one moment. The broker writes it from a snapshot; a
 /// pool that scales itself reads it once a second.
 public struct BrokerStats: Sendable, Equatable {
+    /// A definition of an intent type that `CIPW04` workers announced (section 5.16), and which workers did.
+    public struct Definition: Sendable, Equatable {
+        /// `sha256:` and the digest of the definition's canonical form.
+        public var digest: String
+        /// The definition's `version` (1 when it has none).
+        public var version: Int
+        /// The names of the registered workers that announced it.
+        public var workers: [String]
+        /// The definition (the JSON of its definition file, section 11.11).
+        public var definition: JSONValue
+
+        public init(digest: String, version: Int, workers: [String], definition: JSONValue) {
+            self.digest = digest
+            self.version = version
+            self.workers = workers
+            self.definition = definition
+        }
+    }
+
     /// One intent type: its queue and the workers that serve it.
     public struct IntentType: Sendable, Equatable {
         public var name: String
@@ -17,6 +36,8 @@ public struct BrokerStats: Sendable, Equatable {
         public var capacity: Int
         public var capacityUsed: Int
         public var capacityFree: Int
+        /// The definitions its workers announced (none from workers older than `CIPW04`).
+        public var definitions: [Definition] = []
 
         public init(
             name: String, queued: Int = 0, oldestAgeMilliseconds: Int = 0, workers: Int = 0, capacity: Int = 0,
@@ -90,6 +111,15 @@ public struct BrokerStats: Sendable, Equatable {
                         "oldest_age_ms": .int(Int64(type.oldestAgeMilliseconds)), "workers": .int(Int64(type.workers)),
                         "capacity": .int(Int64(type.capacity)), "capacity_used": .int(Int64(type.capacityUsed)),
                         "capacity_free": .int(Int64(type.capacityFree)),
+                        "definitions": .array(
+                            type.definitions.map { definition in
+                                .object([
+                                    "digest": .string(definition.digest),
+                                    "version": .int(Int64(definition.version)),
+                                    "workers": .array(definition.workers.map { .string($0) }),
+                                    "definition": definition.definition,
+                                ])
+                            }),
                     ])
                 }),
             "workers": .array(
@@ -132,12 +162,24 @@ public struct BrokerStats: Sendable, Equatable {
             state: try string(value, "state"), defaultDeadlineMilliseconds: try int(value, "default_deadline_ms"),
             requestsInFlight: try int(value, "requests_in_flight"), queued: try int(value, "queued"))
         for type in types {
-            intentTypes.append(
-                IntentType(
-                    name: try string(type, "name"), queued: try int(type, "queued"),
-                    oldestAgeMilliseconds: try int(type, "oldest_age_ms"), workers: try int(type, "workers"),
-                    capacity: try int(type, "capacity"), capacityUsed: try int(type, "capacity_used"),
-                    capacityFree: try int(type, "capacity_free")))
+            var entry = IntentType(
+                name: try string(type, "name"), queued: try int(type, "queued"),
+                oldestAgeMilliseconds: try int(type, "oldest_age_ms"), workers: try int(type, "workers"),
+                capacity: try int(type, "capacity"), capacityUsed: try int(type, "capacity_used"),
+                capacityFree: try int(type, "capacity_free"))
+            // Optional (brokers before CIPW04 do not send it).
+            for definition in type["definitions"]?.arrayValue ?? [] {
+                guard let body = definition["definition"], body.objectValue != nil,
+                    let workers = definition["workers"]?.arrayValue
+                else {
+                    throw BrokerStatsError(message: "a definition needs \"definition\" (an object) and \"workers\"")
+                }
+                entry.definitions.append(
+                    Definition(
+                        digest: try string(definition, "digest"), version: try int(definition, "version"),
+                        workers: workers.compactMap(\.stringValue), definition: body))
+            }
+            intentTypes.append(entry)
         }
         for worker in workers {
             guard let draining = worker["draining"]?.boolValue, let intents = worker["intents"]?.arrayValue else {

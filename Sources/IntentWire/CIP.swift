@@ -29,10 +29,14 @@ public enum CIP {
     /// First frame of a worker message of version 03 (section 5.15): version 02, and a JOB names the last phase
     /// (F9) the worker runs on its own, one after the other, a RESULT for each.
     public static let workerSignatureV3: StaticString = "CIPW03"
+    /// First frame of a worker message of version 04 (section 5.16): version 03, and READY announces each intent
+    /// type's definition after its name.
+    public static let workerSignatureV4: StaticString = "CIPW04"
 
-    /// The worker signature of a version (1, 2 or 3).
+    /// The worker signature of a version (1 to 4).
     public static func workerSignature(version: UInt8) -> StaticString {
         switch version {
+        case 4: workerSignatureV4
         case 3: workerSignatureV3
         case 2: workerSignatureV2
         default: workerSignature

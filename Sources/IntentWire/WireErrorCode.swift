@@ -36,6 +36,13 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let timeout = WireErrorCode("timeout")
     /// The worker running a handle job died; the job is not run again.
     public static let workerLost = WireErrorCode("worker-lost")
+    /// Workers running the request's resolve or confirm job were lost (crashed or froze) more often than the broker
+    /// re-dispatches a job (`--max-crash-retries`, default 1): the request itself is suspect and is not run again
+    /// (section 6.7).
+    public static let workerCrashed = WireErrorCode("worker-crashed")
+    /// A worker's READY announced a definition of an intent type that differs from the one the broker serves
+    /// (section 5.16): the worker is not registered.
+    public static let definitionMismatch = WireErrorCode("definition-mismatch")
     /// A STATUS query names a request the broker does not know (any more).
     public static let unknownRequest = WireErrorCode("unknown-request")
     /// A resolve handler threw, or set a resolution for an undeclared parameter.
@@ -48,6 +55,8 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let invalidType = WireErrorCode("invalid-type")
     /// A numeric parameter's value is outside the definition's `minimum`...`maximum`.
     public static let outOfRange = WireErrorCode("out-of-range")
+    /// A confirm or handle job's intent lacks a parameter its definition requires: no handler code ran (section 5.11).
+    public static let missingParameter = WireErrorCode("missing-parameter")
     /// An enumeration parameter's value is not one of its cases.
     public static let invalidEnum = WireErrorCode("invalid-enum")
     /// The broker is shutting down.

@@ -34,7 +34,7 @@ public struct WorkerMessageDecoder: Sendable {
         // Check 2: the signature.
         guard let version = Self.version(ofSignature: frames[0]) else {
             throw WorkerMessageError(
-                code: .unsupportedVersion, message: "this broker speaks CIPW01, CIPW02 and CIPW03", check: 2)
+                code: .unsupportedVersion, message: "this broker speaks CIPW01, CIPW02, CIPW03 and CIPW04", check: 2)
         }
         let command = frames[1]
         let name = Self.name(of: command)
@@ -98,6 +98,7 @@ public struct WorkerMessageDecoder: Sendable {
         if CIP.workerSignature.matches(frame) { return 1 }
         if CIP.workerSignatureV2.matches(frame) { return 2 }
         if CIP.workerSignatureV3.matches(frame) { return 3 }
+        if CIP.workerSignatureV4.matches(frame) { return 4 }
         return nil
     }
 
@@ -128,15 +129,38 @@ public struct WorkerMessageDecoder: Sendable {
             throw fail("the worker name must be 1 to 255 bytes of UTF-8 and must not begin with a zero byte")
         }
         var intentTypes: [[UInt8]] = []
-        for index in 4..<frames.count {
+        var definitions: [AnnouncedDefinition] = []
+        // Version 04 (section 5.16): each type is followed by its definition.
+        let step = version >= 4 ? 2 : 1
+        if version >= 4, frames.count % 2 != 0 {
+            throw fail("a CIPW04 READY takes each intent type followed by its definition (an even frame count)")
+        }
+        for index in stride(from: 4, to: frames.count, by: step) {
             let type = frames[index]
             guard !type.isEmpty, type.count <= CIP.maxIntentTypeLength, JSONText.isValidUTF8(type) else {
                 throw fail("intent types must be 1 to 255 bytes of UTF-8 (F\(index) is not)")
             }
             let bytes = Array(type)
-            if !intentTypes.contains(bytes) { intentTypes.append(bytes) }
+            var definition: AnnouncedDefinition?
+            if version >= 4 {
+                do {
+                    definition = try AnnouncedDefinition(
+                        frame: Array(frames[index + 1]), intentType: String(decoding: bytes, as: UTF8.self))
+                } catch {
+                    throw fail("F\(index + 1): \(error.message)")
+                }
+            }
+            if let known = intentTypes.firstIndex(of: bytes) {
+                if let definition, definitions[known] != definition {
+                    throw fail("READY announces two different definitions of \(WireText.display(type))")
+                }
+                continue
+            }
+            intentTypes.append(bytes)
+            if let definition { definitions.append(definition) }
         }
-        return WorkerReady(capacity: capacity, name: Array(name), intentTypes: intentTypes, version: version)
+        return WorkerReady(
+            capacity: capacity, name: Array(name), intentTypes: intentTypes, version: version, definitions: definitions)
     }
 
     /// Check 6: a RESULT.

@@ -6,15 +6,26 @@ public struct WorkerReady: Sendable, Hashable {
     public let name: [UInt8]
     /// F4...: the intent types served, each 1...255 bytes of UTF-8, in order, repeats left out.
     public let intentTypes: [[UInt8]]
-    /// F0: the worker's protocol version, 1 (`CIPW01`) or 2 (`CIPW02`, section 5.13); the broker answers it in it.
+    /// F0: the worker's protocol version, 1 (`CIPW01`) to 4 (`CIPW04`, section 5.16); the broker answers it in it.
     public let version: UInt8
+    /// Version 04: the definition of each type in ``intentTypes``, in the same order (empty before version 04).
+    public let definitions: [AnnouncedDefinition]
 
     /// A READY with these fields (the decoder makes them; tests and fuzz targets compare them).
-    public init(capacity: Int, name: [UInt8], intentTypes: [[UInt8]], version: UInt8 = 1) {
+    public init(
+        capacity: Int, name: [UInt8], intentTypes: [[UInt8]], version: UInt8 = 1,
+        definitions: [AnnouncedDefinition] = []
+    ) {
         self.capacity = capacity
         self.name = name
         self.intentTypes = intentTypes
         self.version = version
+        self.definitions = definitions
+    }
+
+    /// The definition announced for the type at `index` of ``intentTypes``, if any.
+    public func definition(at index: Int) -> AnnouncedDefinition? {
+        index < definitions.count ? definitions[index] : nil
     }
 
     /// The name as a string (it is valid UTF-8).

@@ -2,7 +2,7 @@
 public struct WorkerError: Error, Sendable, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Value: String {
-            case pollFailed = "poll-failed", alreadyRan = "already-ran"
+            case pollFailed = "poll-failed", alreadyRan = "already-ran", definitionRefused = "definition-refused"
         }
         private let value: Value
         /// Waiting on the worker's socket failed (`zmq_poll` reported an error other than an interruption), so the
@@ -10,6 +10,10 @@ public struct WorkerError: Error, Sendable, CustomStringConvertible {
         public static let pollFailed = Code(value: .pollFailed)
         /// ``Worker/run()`` was called a second time: a worker runs once; make a new one to run again.
         public static let alreadyRan = Code(value: .alreadyRan)
+        /// The broker refused the worker's registration because one of its intent definitions differs from the one
+        /// served (`definition-mismatch`, PROTOCOL.md section 5.16); the message says which and why. Registering
+        /// again would only be refused again.
+        public static let definitionRefused = Code(value: .definitionRefused)
         public var description: String { value.rawValue }
     }
 

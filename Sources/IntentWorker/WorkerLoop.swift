@@ -1,3 +1,4 @@
+import ConciergeJSON
 import IntentKit
 import IntentWire
 import Logging
@@ -26,8 +27,8 @@ final class WorkerLoop: @unchecked Sendable {
         var last = true
     }
 
-    /// The signature of every message the worker sends: it speaks version 03 (sections 5.13 and 5.15).
-    static let signature = CIP.workerSignatureV3
+    /// The signature of every message the worker sends: it speaks version 04 (sections 5.13, 5.15 and 5.16).
+    static let signature = CIP.workerSignatureV4
 
     let configuration: WorkerConfiguration
     let provider: HandlerProvider
@@ -107,7 +108,13 @@ final class WorkerLoop: @unchecked Sendable {
         }
     }
 
+    /// Each served intent type with its definition's canonical JSON, as READY announces them (section 5.16).
+    let announcedDefinitions: [(type: String, definition: [UInt8])]
+
     init(configuration: WorkerConfiguration, provider: HandlerProvider, logger: Logger) {
+        announcedDefinitions = provider.intentTypes.map { type in
+            (type, provider.definition(of: type)?.jsonValue.serialized() ?? [])
+        }
         self.configuration = configuration
         self.provider = provider
         var logger = logger
@@ -168,7 +175,11 @@ final class WorkerLoop: @unchecked Sendable {
                 Self.signature.bytes, CIP.Worker.ready.bytes, Array(String(configuration.capacity).utf8),
                 Array(configuration.name.utf8),
             ]
-            frames += provider.intentTypes.map { Array($0.utf8) }
+            // Version 04 (section 5.16): each type, then its definition.
+            for (type, definition) in announcedDefinitions {
+                frames.append(Array(type.utf8))
+                frames.append(definition)
+            }
             // Never waits: the fresh connection pipe takes it (it would be gone only after a failed handshake).
             guard try socket.send(multipart: frames) else { throw ZMQError.wouldBlock }
             self.socket = socket
@@ -317,6 +328,7 @@ final class WorkerLoop: @unchecked Sendable {
     /// The loop. Returns true when it ended, false when another thread took it over while a handler ran here.
     private func runLoop() -> Bool {
         while true {
+            if failure != nil && running == 0 { break }  // refused by the broker (section 5.16)
             if drainRequested.load(ordering: .acquiring) && !draining { beginDrain() }
             if draining
                 && ((running == 0 && (drainAcknowledged || socket == nil))
@@ -488,6 +500,10 @@ final class WorkerLoop: @unchecked Sendable {
             logger.info("broker asked to register again")
             connect()
             return false
+        case .error(let code, let text) where code == WireErrorCode.definitionMismatch.rawValue:
+            // The answer to READY (section 5.16): registering again would be refused again; the worker stops.
+            logger.critical("the broker refused this worker's intent definitions", metadata: ["message": "\(text)"])
+            failure = WorkerError(code: .definitionRefused, message: text)
         case .error(let code, let text):
             logger.error("broker reported an error", metadata: ["code": "\(code)", "message": "\(text)"])
         }

@@ -115,7 +115,26 @@ struct BrokerOptions: ParsableArguments {
 
     @Option(
         help: """
-            After a CANCEL reaches a running job, how long its worker gets to answer (the handler stopped, or             finished first) before the request ends `cancelled` with the job's outcome unknown, in milliseconds.
+            How many times a resolve or confirm job is sent again after its worker was lost while running it \
+            (crashed, froze or was replaced); the next loss ends the request `worker-crashed` (the request itself \
+            is suspect). A request whose worker was lost runs alone on its next worker. See Schemas/PROTOCOL.md \
+            section 6.7.
+            """)
+    var maxCrashRetries: Int = Defaults.broker.maxCrashRetries
+
+    @Flag(
+        help: """
+            Take a CIPW04 worker whose definition of an intent type differs from the served one when it has another \
+            "version" (a rolling upgrade: both are served until the old workers leave). Without it such a worker is \
+            refused (definition-mismatch); a different definition under the same version always is. See \
+            Schemas/PROTOCOL.md section 5.16 and `concierge intents`.
+            """)
+    var allowDefinitionUpgrades = false
+
+    @Option(
+        help: """
+            After a CANCEL reaches a running job, how long its worker gets to answer (the handler stopped, or \
+            finished first) before the request ends `cancelled` with the job's outcome unknown, in milliseconds.
             """)
     var cancelGraceMs: Int = Defaults.broker.cancelGracePeriod.wholeMilliseconds
 
@@ -176,6 +195,8 @@ struct BrokerOptions: ParsableArguments {
         configuration.standingQueueWait = standingQueueWaitMs > 0 ? .milliseconds(standingQueueWaitMs) : nil
         configuration.standingQueueInterval = .milliseconds(standingQueueIntervalMs)
         configuration.lifecycleChainEnd = chainLifecycle == "off" ? .resolve : RequestPhase(chainLifecycle) ?? .confirm
+        configuration.maxCrashRetries = maxCrashRetries
+        configuration.allowDefinitionUpgrades = allowDefinitionUpgrades
         return configuration
     }
 
@@ -186,6 +207,9 @@ struct BrokerOptions: ParsableArguments {
         guard !journal.isEmpty else { throw ValidationError("--journal takes a path or `none`") }
         guard ["off", "confirm", "handle"].contains(chainLifecycle) else {
             throw ValidationError("--chain-lifecycle takes `off`, `confirm` or `handle`")
+        }
+        guard (0...100).contains(maxCrashRetries) else {
+            throw ValidationError("--max-crash-retries takes 0 to 100 (got \(maxCrashRetries))")
         }
         if let maxQueueWaitMs, maxQueueWaitMs < 1 {
             throw ValidationError("--max-queue-wait-ms takes a number of milliseconds above 0")

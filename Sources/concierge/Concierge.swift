@@ -9,7 +9,7 @@ struct Concierge: AsyncParsableCommand {
         subcommands: [
             UpCommand.self, BrokerCommand.self, WorkerCommand.self, PoolCommand.self, ScaleCommand.self,
             SendCommand.self,
-            LoadCommand.self, KeygenCommand.self, JournalCommand.self, TopCommand.self,
+            LoadCommand.self, KeygenCommand.self, JournalCommand.self, TopCommand.self, IntentsCommand.self,
         ]
     )
 }

@@ -66,12 +66,18 @@ struct PoolCommand: AsyncParsableCommand {
         abstract: "Run and supervise N worker processes (restarts crashed ones; resize with `concierge scale`).",
         discussion: """
             By default the pool runs `concierge worker` (the example handlers). Give --executable (and arguments \
-            after --) to supervise any worker program; each gets CONCIERGE_WORKER_NAME=pool-<slot>.
+            after --) to supervise any worker program; each gets CONCIERGE_WORKER_NAME=pool-<slot>, \
+            CONCIERGE_BROKER (--broker) and, with CURVE, CONCIERGE_CURVE_SERVER_KEY and CONCIERGE_CURVE_SECRET_KEY \
+            (absolute paths): a worker built on ConciergeCommandLine's WorkerMain takes them as its --name, \
+            --broker and CURVE keys.
             """
     )
 
     @Option(
-        help: "The broker's backend endpoint, or several separated by commas (passed to the default worker).")
+        help: """
+            The broker's backend endpoint, or several separated by commas (passed to every worker: as --broker to \
+            the default one, as CONCIERGE_BROKER to an --executable).
+            """)
     var broker: String = Defaults.worker.brokerEndpoint
 
     @OptionGroup var pool: PoolOptions
@@ -88,13 +94,7 @@ struct PoolCommand: AsyncParsableCommand {
     var arguments: [String] = []
 
     func validate() throws {
-        _ = try BrokerEndpointList.parse(broker)
-        if executable != nil && curve.curveServerKey != nil {
-            throw ValidationError(
-                "--curve-server-key and --curve-secret-key go to the default worker; give your --executable its own "
-                    + "flags after --"
-            )
-        }
+        _ = try BrokerEndpointList.parse(broker, checkSyntax: true)
     }
 
     func run() async throws {
@@ -118,6 +118,8 @@ struct PoolCommand: AsyncParsableCommand {
                 controlEndpoint: pool.control
             )
         }
+        configuration.environment = curve.workerEnvironment
+        configuration.environment[WorkerProcessOptions.Environment.broker] = broker
         configuration.size = try pool.startingSize()
         configuration.namePrefix = pool.namePrefix
         let autoscale = try pool.autoscaleConfiguration()

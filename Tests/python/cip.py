@@ -41,19 +41,19 @@ WORKER_VERSIONS = {sig: v for v, sig in WORKER_SIGNATURES.items()}
 JOB_PHASES = ("resolve", "confirm", "handle")
 REQUEST_PHASES = JOB_PHASES + ("lifecycle",)
 STATUSES = ("final", "progress", "error")
-WORKER_ERROR_CODES = ("malformed", "unsupported-version", "unknown-command")  # section 5.9
+WORKER_ERROR_CODES = ("malformed", "unsupported-version", "unknown-command", "definition-mismatch")  # 5.9, 5.16
 
 # Section 10.2, "Carried in": which error codes a REPLY or a STATUS answer may hold.
 REPLY_CODES = {
     "malformed", "unsupported-version", "unknown-command", "bad-request-id", "bad-phase", "bad-deadline",
-    "too-large", "duplicate-request", "unknown-intent", "busy", "timeout", "worker-lost", "handler-failed",
-    "bad-body", "shutting-down", "internal", "idempotency-conflict", "cancelled", "outcome-unknown", "unavailable",
+    "too-large", "duplicate-request", "unknown-intent", "busy", "timeout", "worker-lost", "worker-crashed",
+    "handler-failed", "bad-body", "shutting-down", "internal", "idempotency-conflict", "cancelled", "outcome-unknown", "unavailable",
 }
-VALIDATION_CODES = {"unknown-parameter", "invalid-type", "out-of-range", "invalid-enum"}  # 5.11 step 4
+VALIDATION_CODES = {"unknown-parameter", "invalid-type", "out-of-range", "invalid-enum", "missing-parameter"}  # 5.11 step 4
 REPLY_CODES |= VALIDATION_CODES
 # A STATUS answer carries a stored error REPLY (6.4), or its own unknown-request / malformed.
-STATUS_CODES = {"malformed", "unknown-request", "unknown-intent", "busy", "timeout", "worker-lost", "handler-failed",
-                "bad-body", "shutting-down", "internal", "cancelled", "outcome-unknown", "unavailable"} | VALIDATION_CODES
+STATUS_CODES = {"malformed", "unknown-request", "unknown-intent", "busy", "timeout", "worker-lost", "worker-crashed",
+                "handler-failed", "bad-body", "shutting-down", "internal", "cancelled", "outcome-unknown", "unavailable"} | VALIDATION_CODES
 # 4.10.1: a request ended before any worker ran it leaves no trace; cancelled (4.10.2) ends an accepted request.
 ACCEPTED_ENDING_CODES = ("timeout", "worker-lost", "handler-failed", "cancelled")
 

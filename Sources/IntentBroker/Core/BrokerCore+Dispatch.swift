@@ -64,6 +64,8 @@ extension BrokerCore {
             request.handleSent = true
         }
         workers.values[workerSlot].jobs[jobID] = id
+        // A suspect runs alone: its worker takes no other job until it is answered (section 6.7).
+        if request.crashes > 0 { workers.values[workerSlot].isolatedJob = jobID }
         statistics.jobsDispatched += 1
         let type = request.intentType
         var job = JobDispatch(

@@ -65,7 +65,46 @@ extension BrokerCore {
         }
     }
 
+    /// Section 5.16: why the worker's definitions cannot be served beside those of the other registered workers
+    /// (nil when they can). The registration the same routing id replaces does not count.
+    private func definitionConflict(_ ready: WorkerReady, routingID: [UInt8]) -> String? {
+        let replaced = workerIDs[ByteKey(routingID)]
+        for (index, name) in ready.intentTypes.enumerated() {
+            guard let definition = ready.definition(at: index), let type = intentTypeIndex[ByteKey(name)] else {
+                continue
+            }
+            let served = intentTypes[type].definitions.filter { $0.workers.contains { $0 != replaced } }
+            guard !served.isEmpty, !served.contains(where: { $0.definition.digest == definition.digest }) else {
+                continue
+            }
+            let display = intentTypes[type].displayName
+            let current = served.map { "version \($0.definition.version), \($0.definition.shortDigest)" }
+                .joined(separator: "; ")
+            if let same = served.first(where: { $0.definition.version == definition.version }) {
+                return "the definition of \(display) (version \(definition.version), \(definition.shortDigest)) "
+                    + "differs from the one served under the same version (\(same.definition.shortDigest), by "
+                    + "\(same.workers.compactMap { workers[$0]?.name }.joined(separator: ", "))): give the changed "
+                    + "definition a new \"version\" for a rolling upgrade"
+            }
+            if !configuration.allowDefinitionUpgrades {
+                return "the definition of \(display) (version \(definition.version), \(definition.shortDigest)) "
+                    + "differs from the one served (\(current)); the broker allows another version only with "
+                    + "--allow-definition-upgrades"
+            }
+        }
+        return nil
+    }
+
     private mutating func register(_ ready: WorkerReady, routingID: [UInt8], now: UInt64) {
+        if let conflict = definitionConflict(ready, routingID: routingID) {
+            statistics.definitionRefusals += 1
+            warn(
+                .definitionMismatch, peer: routingID, "worker refused: its intent definition differs",
+                ["worker": "\(ready.nameString)", "reason": "\(conflict)"], now: now)
+            actions.append(
+                .control(routingID: routingID, version: ready.version, .error(.definitionMismatch, conflict)))
+            return
+        }
         var types: [Int] = []
         for name in ready.intentTypes {
             let type = intern(name)
@@ -88,6 +127,19 @@ extension BrokerCore {
         for type in types {
             intentTypes[type].workers.append(id)
             intentTypes[type].servedUntil = nil
+        }
+        for (index, name) in ready.intentTypes.enumerated() {
+            guard let definition = ready.definition(at: index), let type = intentTypeIndex[ByteKey(name)] else {
+                continue
+            }
+            workers[id]?.definitionDigests[type] = definition.digest
+            if let known = intentTypes[type].definitions.firstIndex(where: {
+                $0.definition.digest == definition.digest
+            }) {
+                intentTypes[type].definitions[known].workers.append(id)
+            } else {
+                intentTypes[type].definitions.append(ServedDefinition(definition: definition, workers: [id]))
+            }
         }
         statistics.workersRegistered += 1
         logger.info(
@@ -201,6 +253,12 @@ extension BrokerCore {
     mutating func removeWorker(_ id: WorkerID, reason: String, now: UInt64) {
         guard let worker = workers.removeValue(forKey: id) else { return }
         if workerIDs[ByteKey(worker.routingID)] == id { workerIDs.removeValue(forKey: ByteKey(worker.routingID)) }
+        for type in worker.definitionDigests.keys {
+            for index in intentTypes[type].definitions.indices {
+                intentTypes[type].definitions[index].workers.removeAll { $0 == id }
+            }
+            intentTypes[type].definitions.removeAll { $0.workers.isEmpty }
+        }
         for type in worker.intentTypes {
             intentTypes[type].workers.removeAll { $0 == id }
             if intentTypes[type].workers.isEmpty { intentTypes[type].servedUntil = now &+ graceNanos }
@@ -236,7 +294,26 @@ extension BrokerCore {
             }
         }
         // A job chained through handle may have started it before the broker heard (section 5.15): not run again.
+        // A worker that said DISCONNECT left on its own: its jobs are not suspects.
+        let counts = reason != "disconnected"
         for request in lost.reversed() where request.phase.isRetriable && !request.handleSent {
+            if counts { request.crashes += 1 }
+            if request.crashes > configuration.maxCrashRetries {
+                statistics.requestsQuarantined += 1
+                metrics?.requestQuarantined()
+                logger.warning(
+                    "request quarantined: its workers were lost while running it",
+                    metadata: [
+                        "request": "\(request.id)", "intent": "\(intentTypes[request.intentType].displayName)",
+                        "phase": "\(request.phase)", "crashes": "\(request.crashes)",
+                    ])
+                fail(
+                    request.id, .workerCrashed,
+                    "\(request.crashes) workers were lost (crashed or froze) while running this request's "
+                        + "\(request.phase) job; the request itself is suspect and is not run again",
+                    now: now)
+                continue
+            }
             statistics.jobsRedispatched += 1
             metrics?.jobRedispatched()
             dispatch(request.id, atFront: true, now: now)

@@ -54,6 +54,9 @@ final class BrokerRequest<Body> {
     /// Whether a handle job of this request was ever given to a worker: ending without an answer then leaves the
     /// key's outcome unknown.
     @exclusivity(unchecked) var handleSent = false
+    /// How many workers were lost while running a job of this request (section 6.7): one or more makes it a suspect,
+    /// run alone on its next worker; more than ``BrokerConfiguration/maxCrashRetries`` ends it `worker-crashed`.
+    @exclusivity(unchecked) var crashes = 0
     /// Requests with the same key and body that arrived while this one was in flight: they get the same ending, and
     /// each its own progress reply at its own deadline.
     @exclusivity(unchecked) var listeners: [Listener] = []

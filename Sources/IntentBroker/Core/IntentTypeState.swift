@@ -6,6 +6,9 @@ struct IntentTypeState {
     let name: [UInt8]
     /// Registered workers that serve the type (draining ones included: they still serve it, section 8.1).
     var workers: [WorkerID] = []
+    /// The definitions its `CIPW04` workers announced (section 5.16): one, or during a rolling upgrade one per
+    /// version.
+    var definitions: [ServedDefinition] = []
     /// Requests waiting for a worker of this type.
     var queue = RequestQueue()
     /// While no worker serves the type, until when it still counts as served: the grace period after its last worker

@@ -11,6 +11,7 @@ struct WarningLimiter {
         case malformedClientMessage
         case workerUnreachable
         case workerReregistered
+        case definitionMismatch
     }
 
     private struct Key: Hashable {

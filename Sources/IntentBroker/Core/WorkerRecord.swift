@@ -21,6 +21,11 @@ final class WorkerRecord {
     @exclusivity(unchecked) var blocked = false
     /// When it is declared dead unless heard from.
     @exclusivity(unchecked) var expiry: UInt64
+    /// The job of a suspect request (one whose earlier worker was lost while running it, section 6.7) that this
+    /// worker runs: while it is held, the worker gets no other job, so that if it dies too the blame is certain.
+    @exclusivity(unchecked) var isolatedJob: UInt64?
+    /// Version 04: the digest of the definition it announced, by intent type index (section 5.16).
+    var definitionDigests: [Int: String] = [:]
 
     init(
         id: WorkerID, routingID: [UInt8], name: String, capacity: Int, intentTypes: [Int], version: UInt8 = 1,
@@ -36,5 +41,10 @@ final class WorkerRecord {
     }
 
     var load: Int { jobs.count }
-    var hasRoom: Bool { !draining && !blocked && jobs.count < capacity }
+    var hasRoom: Bool { !draining && !blocked && jobs.count < capacity && !isIsolating }
+    /// Whether it runs a suspect request's job (``isolatedJob``) and so takes no other.
+    var isIsolating: Bool {
+        guard let job = isolatedJob else { return false }
+        return jobs[SerialKey(job)] != nil
+    }
 }

@@ -47,6 +47,7 @@ final class BrokerMetrics {
     private let timeouts: CoreMetrics.Counter
     private let workersLost: CoreMetrics.Counter
     private let redispatches: CoreMetrics.Counter
+    private let quarantined: CoreMetrics.Counter
 
     // Gauges (set by publish).
     private let inFlight: Meter
@@ -67,6 +68,7 @@ final class BrokerMetrics {
         timeouts = Counter(label: "concierge_timeouts_total", factory: factory)
         workersLost = Counter(label: "concierge_worker_lost_total", factory: factory)
         redispatches = Counter(label: "concierge_redispatches_total", factory: factory)
+        quarantined = Counter(label: "concierge_requests_quarantined_total", factory: factory)
         inFlight = Meter(label: "concierge_requests_in_flight", factory: factory)
         queued = Meter(label: "concierge_requests_queued", factory: factory)
         var workersByState: [String: Meter] = [:]
@@ -158,6 +160,7 @@ final class BrokerMetrics {
 
     func workerLost() { workersLost.increment() }
     func jobRedispatched() { redispatches.increment() }
+    func requestQuarantined() { quarantined.increment() }
 
     /// Sets the gauges from `snapshot`.
     func publish(_ snapshot: BrokerSnapshot) {
