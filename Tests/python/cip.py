@@ -35,8 +35,9 @@ CIPW = b"CIPW01"
 CIPC2 = b"CIPC02"  # section 4.10: idempotency keys, replay flags, CANCEL
 CIPW2 = b"CIPW02"  # section 5.13: JOB with key (F7) and attempt (F8), CANCEL to the worker, RESULT cancelled
 CIPW3 = b"CIPW03"  # section 5.15: JOB with the last phase (F9): a lifecycle's phases in one job, a RESULT per phase
+CIPW4 = b"CIPW04"  # section 5.16: READY announces each intent type's definition after its name
 CLIENT_SIGNATURES = {1: CIPC, 2: CIPC2}
-WORKER_SIGNATURES = {1: CIPW, 2: CIPW2, 3: CIPW3}
+WORKER_SIGNATURES = {1: CIPW, 2: CIPW2, 3: CIPW3, 4: CIPW4}
 WORKER_VERSIONS = {sig: v for v, sig in WORKER_SIGNATURES.items()}
 JOB_PHASES = ("resolve", "confirm", "handle")
 REQUEST_PHASES = JOB_PHASES + ("lifecycle",)
@@ -768,8 +769,8 @@ class PyWorker:
 
     def check(self, frames: list[bytes]) -> WorkerMessage:
         violation(len(frames) >= 2, "a CIP message has at least 2 frames", frames)
-        violation(frames[0] in (CIPW, CIPW2, CIPW3), "F0 of a message from the backend is CIPW01, CIPW02 or CIPW03 "
-                  "(9, 5.13, 5.15)", frames)
+        violation(frames[0] in (CIPW, CIPW2, CIPW3, CIPW4), "F0 of a message from the backend is CIPW01 to CIPW04 "
+                  "(9, 5.13, 5.15, 5.16)", frames)
         command = frames[1].decode("ascii", "replace")
         # 5.13: once registered, every message the broker sends a worker is in the version of its READY. (An ERROR
         # may answer a message of any version, e.g. a READY sent raw in another version, so it is not held to it.)
@@ -786,7 +787,7 @@ class PyWorker:
             violation(code in WORKER_ERROR_CODES, f"ERROR code {code!r} (5.9)", frames)
             return WorkerMessage(frames, command, code=code, text=frames[3].decode("utf-8"))
         if command == "CANCEL":
-            violation(frames[0] in (CIPW2, CIPW3), "CANCEL exists only from CIPW02 on: a CIPW01 worker never gets it "
+            violation(frames[0] in (CIPW2, CIPW3, CIPW4), "CANCEL exists only from CIPW02 on: a CIPW01 worker never gets it "
                       "(5.13, 5.15)", frames)
             violation(len(frames) == 3, "CANCEL has exactly 3 frames (5.13)", frames)
             violation(len(frames[2]) == 8, "CANCEL F2 is an 8-byte job id (5.13)", frames)
@@ -795,9 +796,9 @@ class PyWorker:
                   f"not {command!r} (5, 5.13)", frames)
         key, attempt = b"", 0
         last = frames[4] if len(frames) > 4 else b""
-        if frames[0] in (CIPW2, CIPW3):
-            if frames[0] == CIPW3:
-                violation(len(frames) == 10, "a CIPW03 JOB has exactly 10 frames (5.15)", frames)
+        if frames[0] in (CIPW2, CIPW3, CIPW4):
+            if frames[0] in (CIPW3, CIPW4):
+                violation(len(frames) == 10, "a CIPW03 (and CIPW04) JOB has exactly 10 frames (5.15, 5.16)", frames)
                 last = frames[9]
                 violation(last.decode("ascii", "replace") in JOB_PHASES, "JOB F9 (last phase) is resolve, confirm or "
                           "handle (5.15)", frames)
@@ -990,8 +991,8 @@ class PyBroker:
         return WORKER_SIGNATURES[self.version_of(rid)]
 
     def check(self, rid: bytes, frames: list[bytes]) -> FromWorker:
-        violation(len(frames) >= 2 and frames[0] in WORKER_VERSIONS, "a worker message starts with CIPW01, CIPW02 or "
-                  "CIPW03 (5, 5.13, 5.15)", frames)
+        violation(len(frames) >= 2 and frames[0] in WORKER_VERSIONS, "a worker message starts with CIPW01 to CIPW04 "
+                  "(5, 5.13, 5.15, 5.16)", frames)
         command = frames[1].decode("ascii", "replace")
         if command != "READY":
             version = WORKER_VERSIONS[frames[0]]
@@ -1002,7 +1003,17 @@ class PyBroker:
             violation(len(frames) >= 5, "READY has at least 5 frames (5.2)", frames)
             violation(is_decimal_frame(frames[2]) and 1 <= int(frames[2]) <= 1000, "READY capacity 1..1000", frames)
             violation(frames[3] == rid, f"READY F3 {frames[3]!r} equals the routing id {rid!r} (5.2)", frames)
-            for t in frames[4:]:
+            types = frames[4:]
+            if frames[0] == CIPW4:
+                # 5.16: each type is followed by its definition, a JSON object defining that type.
+                violation(len(frames) % 2 == 0, "a CIPW04 READY has each intent type followed by its definition",
+                          frames)
+                types = frames[4::2]
+                for t, definition in zip(frames[4::2], frames[5::2]):
+                    parsed = strict_loads(definition)
+                    violation(isinstance(parsed, dict) and parsed.get("intent") == t.decode(),
+                              "a CIPW04 definition is a JSON object whose \"intent\" is its type (5.16)", frames)
+            for t in types:
                 violation(1 <= len(t) <= 255, "an intent type is 1..255 bytes", frames)
             m = FromWorker(rid, frames, command)
             self.registered[rid] = m

@@ -99,7 +99,7 @@ class Broker:
         args = [str(binary()), "broker", "--frontend", self.frontend, "--backend", self.backend,
                 "--log-level", str(flags.pop("log-level", "warning"))]
         for key, value in flags.items():
-            args += [f"--{key}", str(value)]
+            args += [f"--{key}"] if value is True else [f"--{key}", str(value)]
         self.proc = Proc(name, args, run_dir)
         self.pid = self.proc.pid
 

@@ -14,7 +14,7 @@ import time
 import pytest
 
 import cip
-from cip import CIPW, CIPW2, CIPW3, WORKER_SIGNATURES, interaction
+from cip import CIPW, CIPW2, CIPW3, CIPW4, WORKER_SIGNATURES, interaction
 
 HB = 250
 EXAMPLE_TYPES = {b"Echo", b"RequestRide", b"SendMessage", b"SendPayment", b"StartWorkout"}
@@ -50,7 +50,13 @@ def test_ready_announces_capacity_name_and_the_example_types(spawn):
     ready = broker.ready()
     assert ready.frames[2:4] == [b"7", b"announcer"]
     assert ready.routing_id == b"announcer"
-    assert set(ready.frames[4:]) == EXAMPLE_TYPES
+    # 5.16 (CIPW04): each type is followed by its definition, the JSON of Schemas/intents/<type>.json.
+    assert ready.frames[0] == CIPW4
+    assert set(ready.frames[4::2]) == EXAMPLE_TYPES
+    for intent_type, definition in zip(ready.frames[4::2], ready.frames[5::2]):
+        announced = json.loads(definition)
+        on_file = json.loads((cip.SCHEMAS / "intents" / f"{intent_type.decode()}.json").read_text())
+        assert announced == on_file, f"{intent_type!r}: the announced definition differs from its file"
 
 
 def test_worker_heartbeats(pair):
@@ -197,14 +203,14 @@ def test_sigterm_drains_the_worker(pair):
 # CIPW02, as a broker of version 02 would send them) and speaking its own CIPW03 (10-frame JOBs of one phase, F9 = F4).
 
 
-def test_the_worker_registers_with_cipw03(pair):
-    """The reference worker speaks CIPW03 (5.15: chained lifecycle jobs; 5.13: it cancels the Swift Task running a
-    cancelled job): its READY, and every message after it, has F0 CIPW03."""
+def test_the_worker_registers_with_cipw04(pair):
+    """The reference worker speaks CIPW04 (5.16: READY announces definitions; 5.15: chained lifecycle jobs; 5.13: it
+    cancels the Swift Task running a cancelled job): its READY, and every message after it, has F0 CIPW04."""
     broker, _, rid = pair
-    assert broker.versions[rid] == 3, "the worker's READY is not CIPW03"
-    assert broker.registered[rid].frames[0] == CIPW3
+    assert broker.versions[rid] == 4, "the worker's READY is not CIPW04"
+    assert broker.registered[rid].frames[0] == CIPW4
     beat = broker.next(lambda m: m.command == "HEARTBEAT" and m.routing_id == rid, timeout=5)
-    assert beat.frames == [CIPW3, b"HEARTBEAT"]
+    assert beat.frames == [CIPW4, b"HEARTBEAT"]
 
 
 def speaking(pair, version: int):
@@ -213,7 +219,7 @@ def speaking(pair, version: int):
     broker, _, rid = pair
     if broker.versions[rid] < version:
         pytest.skip(f"the worker registered with CIPW0{broker.versions[rid]} "
-                    "(test_the_worker_registers_with_cipw03 fails)")
+                    "(test_the_worker_registers_with_cipw04 fails)")
     return pair
 
 
@@ -349,7 +355,7 @@ def test_a_chained_job_answers_each_phase_under_its_job_id(pair3, phase, last, o
     assert [r.phase for r in results] == phases[phases.index(phase):phases.index(last) + 1]
     assert [r.last for r in results] == [False] * (len(results) - 1) + [True]
     assert {r.job_id for r in results} == {job}
-    assert all(r.frames[0] == CIPW3 for r in results)
+    assert all(r.frames[0] == own_signature(broker, rid) for r in results)
     for previous, result in zip(results, results[1:]):
         assert without(result.json, result.phase) == previous.json, "a phase changed what the previous one left"
     final = results[-1].json

@@ -1,0 +1,133 @@
+"""Section 5.16 (CIPW04): workers announce their intent definitions in READY; the broker serves one definition per
+type, refuses a worker whose definition differs (ERROR definition-mismatch) unless a rolling upgrade is allowed and
+the version differs, lists the served definitions in STATS and `concierge intents`.
+
+The Swift worker is real (`concierge worker`); the disagreeing workers are raw DEALERs speaking frames by hand, as a
+worker in another language would."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import zmq
+
+import cip
+import cluster
+from cip import CIPW3, CIPW4
+from test_worker_v2 import stats_query
+
+HB = 250
+
+
+def echo_definition() -> dict:
+    return json.loads((cip.SCHEMAS / "intents" / "Echo.json").read_text())
+
+
+def register_raw(endpoint: str, name: bytes, frames: list[bytes], wait_ms: int = 3000) -> tuple[zmq.Socket, list]:
+    """Sends READY from a DEALER named `name`; returns it and the broker's first answer (HEARTBEAT when registered,
+    ERROR when refused), or [] within `wait_ms`."""
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.ROUTING_ID, name)
+    sock.connect(endpoint)
+    sock.send_multipart(frames)
+    if sock.poll(wait_ms) == 0:
+        return sock, []
+    return sock, sock.recv_multipart()
+
+
+def stats(broker) -> dict:
+    answer = stats_query(broker.backend, [CIPW4, b"STATS"])
+    assert answer is not None and answer[:2] == [CIPW4, b"STATS"], answer
+    body = json.loads(answer[2])
+    cip.SCHEMA_SET.check("stats.schema.json", body, "STATS body")
+    return body
+
+
+def served(body: dict, intent_type: str) -> list[dict]:
+    return next(t for t in body["intent_types"] if t["name"] == intent_type)["definitions"]
+
+
+def test_the_swift_worker_announces_its_definitions_and_stats_lists_them(spawn):
+    broker = spawn.broker(heartbeat_ms=HB)
+    spawn.worker(broker, name="w-swift", heartbeat_ms=HB)
+    body = stats(broker)
+    (echo,) = served(body, "Echo")
+    assert echo["workers"] == ["w-swift"]
+    assert echo["version"] == 1
+    assert echo["definition"] == echo_definition()
+    assert echo["digest"].startswith("sha256:") and len(echo["digest"]) == 7 + 64
+    # `concierge intents` shows the same, as a table and as JSON.
+    table = subprocess.run([str(cluster.binary()), "intents", "--broker", broker.backend], capture_output=True,
+                           text=True, timeout=30)
+    assert table.returncode == 0, table.stderr
+    line = next(row for row in table.stdout.splitlines() if row.startswith("Echo "))
+    assert echo["digest"][7:19] in line and "w-swift" in line
+    printed = subprocess.run([str(cluster.binary()), "intents", "--broker", broker.backend, "--definition", "Echo"],
+                             capture_output=True, text=True, timeout=30)
+    assert printed.returncode == 0, printed.stderr
+    assert json.loads(printed.stdout) == echo_definition()
+
+
+def test_a_worker_with_another_definition_is_refused_and_gets_no_job(spawn):
+    broker = spawn.broker(heartbeat_ms=HB)
+    spawn.worker(broker, name="w-swift", heartbeat_ms=HB)
+    changed = echo_definition()
+    changed["parameters"][0]["required"] = True
+    sock, answer = register_raw(broker.backend, b"w-other",
+                                [CIPW4, b"READY", b"4", b"w-other", b"Echo", json.dumps(changed).encode()])
+    try:
+        assert answer[:3] == [CIPW4, b"ERROR", b"definition-mismatch"], answer
+        message = answer[3].decode()
+        assert "Echo" in message and "w-swift" in message
+        assert [w["name"] for w in stats(broker)["workers"]] == ["w-swift"]
+        assert "definition" in broker.proc.tail(50)  # the broker logged the refusal
+    finally:
+        sock.close()
+    # The same definition, written with other white space and key order, is the same digest: registered.
+    same = json.dumps(echo_definition(), indent=3, sort_keys=True).encode()
+    sock, answer = register_raw(broker.backend, b"w-same", [CIPW4, b"READY", b"1", b"w-same", b"Echo", same])
+    try:
+        assert answer == [CIPW4, b"HEARTBEAT"], answer
+        assert sorted(served(stats(broker), "Echo")[0]["workers"]) == ["w-same", "w-swift"]
+    finally:
+        sock.close()
+
+
+def test_a_rolling_upgrade_serves_both_versions_when_allowed(spawn):
+    broker = spawn.broker(heartbeat_ms=HB, allow_definition_upgrades=True)
+    spawn.worker(broker, name="w-v1", heartbeat_ms=HB)
+    upgraded = echo_definition()
+    upgraded["version"] = 2
+    upgraded["parameters"].append({"name": "loud", "type": "boolean", "list": False, "required": False,
+                                   "description": "Shout."})
+    sock, answer = register_raw(broker.backend, b"w-v2",
+                                [CIPW4, b"READY", b"1", b"w-v2", b"Echo", json.dumps(upgraded).encode()])
+    try:
+        assert answer == [CIPW4, b"HEARTBEAT"], answer
+        versions = {d["version"]: d["workers"] for d in served(stats(broker), "Echo")}
+        assert versions == {1: ["w-v1"], 2: ["w-v2"]}
+    finally:
+        sock.close()
+
+
+def test_a_malformed_definition_frame_is_refused_malformed(spawn):
+    broker = spawn.broker(heartbeat_ms=HB)
+    for frames in ([CIPW4, b"READY", b"1", b"w-bad", b"Echo"],
+                   [CIPW4, b"READY", b"1", b"w-bad", b"Echo", b"{not json"],
+                   [CIPW4, b"READY", b"1", b"w-bad", b"Echo", b'{"intent": "Other"}']):
+        sock, answer = register_raw(broker.backend, b"w-bad", frames)
+        sock.close()
+        assert answer[:3] == [CIPW4, b"ERROR", b"malformed"], (frames, answer)
+    assert stats(broker)["workers"] == []
+
+
+def test_older_workers_register_without_a_definition(spawn):
+    broker = spawn.broker(heartbeat_ms=HB)
+    sock, answer = register_raw(broker.backend, b"w-old", [CIPW3, b"READY", b"1", b"w-old", b"Echo"])
+    try:
+        assert answer == [CIPW3, b"HEARTBEAT"], answer
+        assert served(stats(broker), "Echo") == []
+    finally:
+        sock.close()
