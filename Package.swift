@@ -19,6 +19,7 @@ let package = Package(
     products: [
         .executable(name: "concierge", targets: ["concierge"]),
         .library(name: "IntentKit", targets: ["IntentKit"]),
+        .library(name: "IntentTesting", targets: ["IntentTesting"]),
         .library(name: "IntentWorker", targets: ["IntentWorker"]),
         .library(name: "IntentPool", targets: ["IntentPool"]),
         .executable(name: "concierge-worker", targets: ["concierge-worker"]),
@@ -61,6 +62,7 @@ let package = Package(
         .target(name: "ConciergeJSON", swiftSettings: swiftSettings),
         .target(name: "IntentWire", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),
         .target(name: "IntentKit", dependencies: ["ConciergeJSON", "IntentWire"], swiftSettings: swiftSettings),
+        .target(name: "IntentTesting", dependencies: ["IntentKit", "ConciergeJSON"], swiftSettings: swiftSettings),
         .target(
             name: "IntentBroker",
             dependencies: [
@@ -229,6 +231,11 @@ let package = Package(
                 "IntentKit", "ConciergeExamples", "ConciergeJSON",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IntentTestingTests",
+            dependencies: ["IntentTesting", "IntentKit", "ConciergeExamples", "ConciergeJSON"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
