@@ -78,13 +78,17 @@ import Testing
     }
 
     @Test func anErrorIsTypedWithItsCodeMessageAndParameter() async throws {
-        let turn = try await Self.resolve(RequestRideIntent(dropOffLocation: Placemark(name: "SFO"), partySize: 20))
+        // A client's body whose recipient is a string, not a person.
+        let body = #"{"intent":{"type":"SendMessage","parameters":{"recipient":"John"}}}"#
+        let output = await Examples.provider.run(
+            intentType: "SendMessage", phase: .resolve, body: Array(body.utf8), context: HandlerContext())
+        let turn = try IntentTurn(phase: .resolve, output: output, sent: SendMessageIntent())
         #expect(turn.outcome == .error)
         let error = try #require(turn.error)
-        #expect(error.code == .outOfRange)
-        #expect(error.parameter == "partySize")
-        #expect(error.message == "RequestRide.partySize: 20 is above the maximum 8")
-        #expect(turn.intent.partySize == 20)
+        #expect(error.code == .invalidType)
+        #expect(error.parameter == "recipient")
+        #expect(error.message == "SendMessage.recipient (person): expected person object, got string")
+        #expect(turn.intent == SendMessageIntent())
     }
 
     @Test func accessorsThatFindNothingThrowWithAStableCode() async throws {
