@@ -292,3 +292,12 @@ public struct IntentConversation<I: Intent>: Sendable {
         IntentTestingError(code: code, message: message, parameter: parameter, asked: asked, transcript: transcript)
     }
 }
+
+extension IntentConversation: CustomStringConvertible {
+    /// The intent type, what the conversation waits for, and the transcript (what a failing expectation prints).
+    public var description: String {
+        var text = "IntentConversation<\(I.intentType)> asked: \(asked)"
+        if !transcript.entries.isEmpty { text += "\ntranscript:\n\(transcript)" }
+        return text
+    }
+}
