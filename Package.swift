@@ -19,6 +19,7 @@ let package = Package(
     products: [
         .executable(name: "concierge", targets: ["concierge"]),
         .library(name: "IntentKit", targets: ["IntentKit"]),
+        .library(name: "IntentTesting", targets: ["IntentTesting"]),
         .library(name: "IntentWorker", targets: ["IntentWorker"]),
         // A worker executable's whole entry point: `WorkerMain.run(provider)` (README, "Writing a handler").
         .library(name: "ConciergeCommandLine", targets: ["ConciergeCommandLine"]),
@@ -63,6 +64,7 @@ let package = Package(
         .target(name: "ConciergeJSON", swiftSettings: swiftSettings),
         .target(name: "IntentWire", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),
         .target(name: "IntentKit", dependencies: ["ConciergeJSON", "IntentWire"], swiftSettings: swiftSettings),
+        .target(name: "IntentTesting", dependencies: ["IntentKit", "ConciergeJSON"], swiftSettings: swiftSettings),
         .target(
             name: "IntentBroker",
             dependencies: [
@@ -231,6 +233,11 @@ let package = Package(
                 "IntentKit", "ConciergeExamples", "ConciergeJSON",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IntentTestingTests",
+            dependencies: ["IntentTesting", "IntentKit", "ConciergeExamples", "ConciergeJSON"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
