@@ -64,6 +64,27 @@ struct DemoDefinitionTests {
         }
     }
 
+    @Test func generatedAPIWorksAsAHandlerUsesIt() {
+        var resolutions = Resolutions<SendPaymentIntent>()
+        resolutions.unsupported(currencyAmount: .paymentsCurrencyUnsupported)
+        resolutions.payee = .needsValue
+        #expect(resolutions[\.currencyAmount] == .unsupported(reason: "paymentsCurrencyUnsupported"))
+        #expect(resolutions.currencyAmount == .unsupported(reason: "paymentsCurrencyUnsupported"))
+        #expect(resolutions.kind(ofParameterNamed: "payee") == .needsValue)
+        #expect(resolutions.note == nil)
+
+        let intent = SendPaymentIntent(note: "thanks")
+        #expect(intent.note == "thanks" && intent.payee == nil && intent.identifier == nil)
+        #expect(
+            ConfirmResponse<SendPaymentIntent>(code: .failureInsufficientFunds).code.rawValue
+                == "failureInsufficientFunds")
+        #expect(
+            HandleCode.failureRequiringAppLaunchNoServiceInArea.rawValue == "failureRequiringAppLaunchNoServiceInArea")
+        #expect(WorkoutLocationType.allCases.map(\.rawValue) == ["unknown", "outdoor", "indoor"])
+        #expect(EchoPhase(rawValue: "confirm") == .confirm)
+        #expect(StartWorkoutIntent(workoutGoalUnitType: .kiloCalorie).workoutGoalUnitType?.intentJSON == "kiloCalorie")
+    }
+
     @Test(
         "Schemas/intents/<Type>.json is a link to the target's definition file",
         arguments: ["Echo", "RequestRide", "SendMessage", "SendPayment", "StartWorkout"])

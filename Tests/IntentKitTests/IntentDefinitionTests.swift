@@ -72,6 +72,30 @@ struct IntentDefinitionTests {
         #expect(echo.enums == ["EchoPhase": ["resolve", "confirm", "handle"]])
     }
 
+    /// The handlers' reason enumerations (with a doc comment per case) say the same as the definitions, whose
+    /// reasons the generated `<Parameter>UnsupportedReason` types list.
+    @Test func handlerReasonsAreTheDefinitionsReasons() {
+        func names<R: RawRepresentable<String> & CaseIterable>(_ type: R.Type) -> [String] {
+            type.allCases.map(\.rawValue)
+        }
+        #expect(names(ContactUnsupportedReason.self) == names(SendMessageIntent.RecipientUnsupportedReason.self))
+        #expect(names(ContactUnsupportedReason.self) == names(SendPaymentIntent.PayeeUnsupportedReason.self))
+        #expect(names(LocationUnsupportedReason.self) == names(RequestRideIntent.PickupLocationUnsupportedReason.self))
+        #expect(
+            names(LocationUnsupportedReason.self) == names(RequestRideIntent.DropOffLocationUnsupportedReason.self))
+        #expect(
+            names(SendPaymentHandler.UnsupportedReason.self)
+                == names(SendPaymentIntent.CurrencyAmountUnsupportedReason.self))
+        #expect(
+            names(RequestRideHandler.UnsupportedReason.self)
+                == names(RequestRideIntent.RideOptionNameUnsupportedReason.self)
+                + names(RequestRideIntent.PartySizeUnsupportedReason.self)
+                + names(RequestRideIntent.ScheduledPickupTimeUnsupportedReason.self))
+        #expect(
+            names(StartWorkoutHandler.UnsupportedReason.self)
+                == names(StartWorkoutIntent.GoalValueUnsupportedReason.self))
+    }
+
     @Test func definitionTypesRoundTripToParameterTypes() throws {
         let probe = IntentDefinition(describing: ProbeIntent.self)
         for parameter in ProbeIntent.parameters {
