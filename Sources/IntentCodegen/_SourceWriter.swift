@@ -60,7 +60,8 @@ struct _SourceWriter {
                 if let minimum = parameter.minimum { arguments.append("minimum: \(S.number(minimum))") }
                 if let maximum = parameter.maximum { arguments.append("maximum: \(S.number(maximum))") }
                 if let reasons = parameter.unsupportedReasons {
-                    arguments.append("unsupportedReasons: [\(reasons.map(S.literal).joined(separator: ", "))]")
+                    arguments.append(
+                        arrayLiteral(reasons.map(S.literal), prefix: "unsupportedReasons: ", indent: "            "))
                 }
                 line("        .init(")
                 line(arguments.map { "            \($0)" }.joined(separator: ",\n"))
@@ -68,8 +69,15 @@ struct _SourceWriter {
             }
             line("    ]")
         }
-        line("    public static let confirmCodes: [ConfirmCode] = [\(codeList(definition.confirmCodes))]")
-        line("    public static let handleCodes: [HandleCode] = [\(codeList(definition.handleCodes))]")
+        let confirmCodes = definition.confirmCodes.map { "." + S.name($0) }
+        let handleCodes = definition.handleCodes.map { "." + S.name($0) }
+        line(
+            "    "
+                + arrayLiteral(confirmCodes, prefix: "public static let confirmCodes: [ConfirmCode] = ", indent: "    ")
+        )
+        line(
+            "    " + arrayLiteral(handleCodes, prefix: "public static let handleCodes: [HandleCode] = ", indent: "    ")
+        )
         line()
         line("    /// An optional identifier the client gave the intent (e.g. for idempotency or logging).")
         line("    public var identifier: String?")
@@ -97,8 +105,12 @@ struct _SourceWriter {
         line("}")
     }
 
-    private func codeList(_ codes: [String]) -> String {
-        codes.map { "." + S.name($0) }.joined(separator: ", ")
+    /// `prefix[a, b]` on one line, or with one element per line when that line would be longer than 120 columns
+    /// (the first line is not indented: the caller puts it after `indent` or after other text).
+    private func arrayLiteral(_ elements: [String], prefix: String, indent: String) -> String {
+        let single = "\(prefix)[\(elements.joined(separator: ", "))]"
+        if indent.count + single.count <= 120 { return single }
+        return "\(prefix)[\n" + elements.map { "\(indent)    \($0),\n" }.joined() + "\(indent)]"
     }
 
     private mutating func reasonEnums() {

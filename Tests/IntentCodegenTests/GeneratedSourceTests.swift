@@ -55,8 +55,16 @@ struct GeneratedSourceTests {
             """,
             #""default", \.`default`,"#,
             "public static let confirmCodes: [ConfirmCode] = [.ready, .failure, .failureRequiringAppLaunch, .failureNoProbe]",
-            "public static let handleCodes: [HandleCode] = [.success, .inProgress, .continueInApp, .failure, "
-                + ".failureRequiringAppLaunch, .probeLost]",
+            """
+                public static let handleCodes: [HandleCode] = [
+                    .success,
+                    .inProgress,
+                    .continueInApp,
+                    .failure,
+                    .failureRequiringAppLaunch,
+                    .probeLost,
+                ]
+            """,
             "    /// Who is probed.\n    public var target: Person?",
             "    /// How often.\n    public var count: Int?",
             "    /// The `times` parameter.\n    public var times: [Date]?",
