@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "ConciergeExamples", targets: ["ConciergeExamples"]),
         .library(name: "IntentLoad", targets: ["IntentLoad"]),
         .library(name: "IntentJournal", targets: ["IntentJournal"]),
+        .plugin(name: "IntentDefinitionPlugin", targets: ["IntentDefinitionPlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -106,7 +107,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .target(name: "ConciergeExamples", dependencies: ["IntentKit"], swiftSettings: swiftSettings),
+        .target(
+            name: "ConciergeExamples", dependencies: ["IntentKit"], swiftSettings: swiftSettings,
+            // Its intents are generated from Intents/*.intent.json (Docs/CODEGEN.md).
+            plugins: ["IntentDefinitionPlugin"]
+        ),
+        .target(name: "IntentCodegen", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),
         .target(name: "ConciergeTop", swiftSettings: swiftSettings),
         .target(
             name: "ConciergeHTTP",
@@ -198,6 +204,9 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "concierge-intentgen", dependencies: ["IntentCodegen"], swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "concierge-broker-sync",
             dependencies: ["IntentBroker", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
@@ -208,7 +217,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Plugins
+        .plugin(
+            name: "IntentDefinitionPlugin",
+            capability: .buildTool(),
+            dependencies: ["concierge-intentgen"]
+        ),
+
         // MARK: Tests
+        .testTarget(
+            name: "IntentCodegenTests",
+            dependencies: ["IntentCodegen", "IntentKit", "ConciergeJSON", "ConciergeExamples"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ConciergeJSONTests",

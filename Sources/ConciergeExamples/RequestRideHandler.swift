@@ -26,10 +26,6 @@ public struct RequestRideHandler: IntentHandler {
         case partySizeOutOfRange
         /// The pickup time lacks an hour and minute or has a field out of range.
         case invalidPickupTime
-
-        static let rideOptionReasons = [unknownRideOption.rawValue]
-        static let partySizeReasons = [partySizeOutOfRange.rawValue]
-        static let pickupTimeReasons = [invalidPickupTime.rawValue]
     }
 
     /// Creates a handler.

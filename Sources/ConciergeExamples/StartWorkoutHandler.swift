@@ -15,8 +15,6 @@ public struct StartWorkoutHandler: IntentHandler {
     public enum UnsupportedReason: String, Sendable, CaseIterable {
         /// The goal is zero or negative.
         case goalValueNotPositive
-
-        static let goalValueReasons = [goalValueNotPositive.rawValue]
     }
 
     /// The activity type of the user activity given when location services are unavailable.

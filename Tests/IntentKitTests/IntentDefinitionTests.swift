@@ -4,6 +4,8 @@ import Foundation
 import IntentKit
 import Testing
 
+/// The example intents are generated from their definition files (`Sources/ConciergeExamples/Intents`, linked from
+/// `Schemas/intents`; Docs/CODEGEN.md): what each generated struct describes must be its file, key for key.
 @Suite("Intent definitions")
 struct IntentDefinitionTests {
     static let exampleTypeNames = Examples.intentTypes.map { $0.intentType }
@@ -33,6 +35,10 @@ struct IntentDefinitionTests {
         let folder = repositoryRoot.appendingPathComponent("Schemas/intents")
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }
         #expect(Set(files) == Set(Self.exampleTypeNames.map { "\($0).json" }))
+        let sources = repositoryRoot.appendingPathComponent("Sources/ConciergeExamples/Intents")
+        let definitions = try FileManager.default.contentsOfDirectory(atPath: sources.path)
+            .filter { $0.hasSuffix(".intent.json") }
+        #expect(Set(definitions) == Set(Self.exampleTypeNames.map { "\($0).intent.json" }))
         #expect(Examples.provider.intentTypes == Self.exampleTypeNames.sorted())
     }
 
@@ -64,6 +70,30 @@ struct IntentDefinitionTests {
 
         let echo = IntentDefinition(describing: EchoIntent.self)
         #expect(echo.enums == ["EchoPhase": ["resolve", "confirm", "handle"]])
+    }
+
+    /// The handlers' reason enumerations (with a doc comment per case) say the same as the definitions, whose
+    /// reasons the generated `<Parameter>UnsupportedReason` types list.
+    @Test func handlerReasonsAreTheDefinitionsReasons() {
+        func names<R: RawRepresentable<String> & CaseIterable>(_ type: R.Type) -> [String] {
+            type.allCases.map(\.rawValue)
+        }
+        #expect(names(ContactUnsupportedReason.self) == names(SendMessageIntent.RecipientUnsupportedReason.self))
+        #expect(names(ContactUnsupportedReason.self) == names(SendPaymentIntent.PayeeUnsupportedReason.self))
+        #expect(names(LocationUnsupportedReason.self) == names(RequestRideIntent.PickupLocationUnsupportedReason.self))
+        #expect(
+            names(LocationUnsupportedReason.self) == names(RequestRideIntent.DropOffLocationUnsupportedReason.self))
+        #expect(
+            names(SendPaymentHandler.UnsupportedReason.self)
+                == names(SendPaymentIntent.CurrencyAmountUnsupportedReason.self))
+        #expect(
+            names(RequestRideHandler.UnsupportedReason.self)
+                == names(RequestRideIntent.RideOptionNameUnsupportedReason.self)
+                + names(RequestRideIntent.PartySizeUnsupportedReason.self)
+                + names(RequestRideIntent.ScheduledPickupTimeUnsupportedReason.self))
+        #expect(
+            names(StartWorkoutHandler.UnsupportedReason.self)
+                == names(StartWorkoutIntent.GoalValueUnsupportedReason.self))
     }
 
     @Test func definitionTypesRoundTripToParameterTypes() throws {
