@@ -195,5 +195,24 @@ extension LoadRuns {
             let error = await #expect(throws: LoadError.self) { try await runner.run() }
             #expect(error?.code == .unreachable)
         }
+
+        /// An intent nobody serves is answered `unknown-intent` at once: the run stops after the first 20 such
+        /// answers, saying why, instead of measuring how fast the broker says so for a minute.
+        @Test func aRunWhoseEveryAnswerIsUnknownIntentStopsEarlySayingNoWorkerServesIt() async throws {
+            let cluster = try Cluster()
+            defer { cluster.stopAll() }
+            try cluster.startBroker(["--startup-grace-ms", "0"])
+            let configuration = LoadConfiguration(
+                endpoint: cluster.frontend, mode: .closed(concurrency: 4), connections: 1, duration: .seconds(60),
+                warmup: .seconds(1), deadlineMilliseconds: 30000, drainTimeout: .seconds(5))
+            let clock = ContinuousClock()
+            let start = clock.now
+            let error = await #expect(throws: LoadError.self) {
+                _ = try await LoadRunner(configuration: configuration, workload: .echo()).run()
+            }
+            #expect(error?.code == .unknownIntent)
+            #expect(error?.message.contains("no worker serves Echo") == true, "\(String(describing: error))")
+            #expect(start.duration(to: clock.now) < .seconds(30))
+        }
     }
 }
