@@ -59,12 +59,14 @@ public struct TopScreen: Sendable {
         case .some((false, let detail)): header.append("NOT READY  \(detail)")
         case .none: header.append("READINESS UNKNOWN  /readyz did not answer")
         }
+        // Two lines, so that each fits 80 columns.
         header.append(
             "in flight \(Format.count(figures.requestsInFlight))  queued \(Format.count(figures.requestsQueued))  "
-                + "workers \(Format.count(figures.workersReady)) ready, \(Format.count(figures.workersDraining)) "
-                + "draining, \(Format.count(figures.workersBlocked)) blocked  capacity "
-                + "\(Format.count(figures.capacityUsed))/\(Format.count(total(figures.capacityUsed, figures.capacityFree))) used"
-        )
+                + "capacity \(Format.count(figures.capacityUsed))/"
+                + "\(Format.count(total(figures.capacityUsed, figures.capacityFree))) used")
+        header.append(
+            "workers \(Format.count(figures.workersReady)) ready, \(Format.count(figures.workersDraining)) draining, "
+                + "\(Format.count(figures.workersBlocked)) blocked")
         let window = figures.elapsed.map { "last \(Format.duration($0))" } ?? "waiting for a second scrape"
         header.append(
             "first reply p99 \(Format.duration(figures.firstReplyP99))  final reply p99 "

@@ -14,7 +14,7 @@ extension LoadSummary {
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><title>Concierge load report</title>
             <style>
-            body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; max-width: 980px; }
+            body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; max-width: 1200px; }
             h2 { margin-top: 1.6em; border-bottom: 1px solid #ddd; }
             table { border-collapse: collapse; margin: 0.6em 0 1em; } td, th { border: 1px solid #ccc; padding: 4px 10px; }
             td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; } th { background: #f4f4f4; text-align: left; }
@@ -266,8 +266,8 @@ extension LoadSummary {
     func timelineChart() -> String {
         guard !timeline.isEmpty else { return "<p>No timeline (the run was shorter than one interval).</p>\n" }
         let width = 900.0, height = 340.0, left = 80.0, right = 80.0, top = 36.0, bottom = 48.0
-        let maxRate = max(Double(timeline.map(\.completed).max() ?? 1), 1) * 1.1
-        let maxP99 = max(Double(timeline.map(\.finalP99Microseconds).max() ?? 1) / 1000, 0.001) * 1.1
+        let maxRate = Self.niceCeiling(max(Double(timeline.map(\.completed).max() ?? 1), 1) * 1.05)
+        let maxP99 = Self.niceCeiling(max(Double(timeline.map(\.finalP99Microseconds).max() ?? 1) / 1000, 0.001) * 1.05)
         let count = Double(timeline.count)
         let barWidth = (width - left - right) / count
         func sx(_ index: Double) -> Double { left + index * barWidth }
@@ -338,11 +338,24 @@ extension LoadSummary {
 
     private func fmt(_ value: Double) -> String { LoadFormat.fixed(value, 1) }
 
-    /// Milliseconds for axes (`250 ms`, `2.5 ms`, `0.120 ms`), or without the unit for table cells.
+    /// Milliseconds for axes (`250 ms`, `2.5 ms`, `0.120 ms`), or, without the unit, for table cells with three
+    /// significant digits (`4.51`, `22.1`, `0.120`).
     static func milliseconds(_ value: Double, unit: Bool = true) -> String {
+        guard unit else {
+            let places = value >= 100 || value == 0 ? 0 : value >= 10 ? 1 : value >= 1 ? 2 : 3
+            return LoadFormat.fixed(value, places)
+        }
         let number =
             value >= 1 || value == 0 ? LoadFormat.fixed(value, value >= 10 ? 0 : 1) : LoadFormat.fixed(value, 3)
-        return unit ? number + " ms" : number
+        return number + " ms"
+    }
+
+    /// The smallest of 1, 2, 2.5, 5 times a power of ten that is at least `value`, for an axis' top.
+    static func niceCeiling(_ value: Double) -> Double {
+        guard value > 0, value.isFinite else { return 1 }
+        let power = pow(10, floor(log10(value)))
+        for step in [1, 2, 2.5, 5, 10] where step * power >= value { return step * power }
+        return 10 * power
     }
 }
 

@@ -35,8 +35,13 @@ extension LoadSummary {
         }
         if labels.count > 1 {
             lines.append("")
+            // The label column as wide as the longest label, up to 40 characters (longer ones cut with "…").
+            let width = min(max(labels.map(\.label.count).max() ?? 0, 5), 40) + 2
+            func cut(_ text: String) -> String {
+                text.count <= width - 2 ? text : String(text.prefix(width - 3)) + "…"
+            }
             lines.append(
-                "label".rightPadded(24)
+                "label".rightPadded(width)
                     + ["requests", "final/s", "failures", "errors", "p50", "p99"].map {
                         $0.leftPadded(11)
                     }.joined())
@@ -46,7 +51,7 @@ extension LoadSummary {
                     LoadFormat.grouped(label.failureReplies), LoadFormat.grouped(label.errorReplies + label.unanswered),
                     LoadFormat.microseconds(label.finalReply.p50), LoadFormat.microseconds(label.finalReply.p99),
                 ]
-                lines.append(label.label.rightPadded(24) + cells.map { $0.leftPadded(11) }.joined())
+                lines.append(cut(label.label).rightPadded(width) + cells.map { $0.leftPadded(11) }.joined())
             }
         }
         lines.append("")

@@ -46,6 +46,8 @@ import Testing
         #expect(echo.split(separator: " ").count == 10, "\(echo)")
         let worker = try #require(lines.first { $0.hasPrefix("WORKER ") })
         #expect(worker.hasSuffix(" JOBS"), "\(worker)")
+        // Nothing is cut: no line ends in an ellipsis.
+        #expect(!lines.contains { $0.hasSuffix("…") }, "\(lines)")
     }
 
     @Test func requestsWithoutAnIntentTypeHaveARowNamedSoAndDurationsHaveUnits() throws {
