@@ -275,8 +275,8 @@ extension LoadSummary {
         func syP99(_ value: Double) -> Double { top + (1 - value / maxP99) * (height - top - bottom) }
         var svg =
             "<svg width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\">\n"
-        for step in 0...4 {
-            let fraction = Double(step) / 4
+        for step in 0...5 {
+            let fraction = Double(step) / 5
             let y = top + (1 - fraction) * (height - top - bottom)
             svg += line(left, y, width - right, y, "grid")
             svg += text(left - 6, y + 4, LoadFormat.grouped(Int(maxRate * fraction)), anchor: "end")
