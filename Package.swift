@@ -166,7 +166,7 @@ let package = Package(
             dependencies: [
                 "IntentBroker", "IntentWorker", "IntentPool", "IntentClient", "IntentLoad", "ConciergeExamples",
                 "ConciergeJSON", "IntentWire", "ZeroMQ", "ConciergeCommandLine", "IntentJournal", "ConciergeHTTP",
-                "ConciergeTop",
+                "ConciergeTop", "IntentKit",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

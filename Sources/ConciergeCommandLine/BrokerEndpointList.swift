@@ -20,7 +20,7 @@ public enum BrokerEndpointList {
         if checkSyntax {
             for item in items {
                 do {
-                    try EndpointSyntax.check(item)
+                    try EndpointSyntax.check(item, connecting: true)
                 } catch {
                     throw ValidationError("\(option): \(error.message)")
                 }

@@ -5,6 +5,12 @@ public import Prometheus
 public import ServiceLifecycle
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The HTTP endpoints operators and orchestrators read, as a ServiceLifecycle `Service` (Hummingbird):
 /// - `GET /metrics`: the registry in Prometheus' text format;
 /// - `GET /livez`: 200 when ``live`` says the process works, 503 otherwise (a restart may help);
@@ -60,7 +66,14 @@ public final class ObservabilityServer: Service, Sendable {
                 logger.info(
                     "http ready", metadata: ["http": "\(HTTPEndpoint(host: endpoint.host, port: port))"])
             }, logger: httpLogger)
-        try await application.run()
+        do {
+            try await application.run()
+        } catch let error as IOError {
+            // Binding failed after ``HTTPEndpoint/checkBindable()`` passed (another process took the port): say
+            // which address, not which system call.
+            let reason = String(cString: strerror(error.errnoCode)).lowercased()
+            throw HTTPEndpointError(code: .bindFailed, message: "--http \(endpoint): \(reason)")
+        }
     }
 
     private static func answer(_ status: HealthStatus) -> Response {

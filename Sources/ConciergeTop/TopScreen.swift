@@ -59,12 +59,14 @@ public struct TopScreen: Sendable {
         case .some((false, let detail)): header.append("NOT READY  \(detail)")
         case .none: header.append("READINESS UNKNOWN  /readyz did not answer")
         }
+        // Two lines, so that each fits 80 columns.
         header.append(
             "in flight \(Format.count(figures.requestsInFlight))  queued \(Format.count(figures.requestsQueued))  "
-                + "workers \(Format.count(figures.workersReady)) ready, \(Format.count(figures.workersDraining)) "
-                + "draining, \(Format.count(figures.workersBlocked)) blocked  capacity "
-                + "\(Format.count(figures.capacityUsed))/\(Format.count(total(figures.capacityUsed, figures.capacityFree))) used"
-        )
+                + "capacity \(Format.count(figures.capacityUsed))/"
+                + "\(Format.count(total(figures.capacityUsed, figures.capacityFree))) used")
+        header.append(
+            "workers \(Format.count(figures.workersReady)) ready, \(Format.count(figures.workersDraining)) draining, "
+                + "\(Format.count(figures.workersBlocked)) blocked")
         let window = figures.elapsed.map { "last \(Format.duration($0))" } ?? "waiting for a second scrape"
         header.append(
             "first reply p99 \(Format.duration(figures.firstReplyP99))  final reply p99 "
@@ -86,13 +88,16 @@ public struct TopScreen: Sendable {
                 "journal \(availability)  commit p99 \(Format.duration(figures.journalCommitP99)) (\(window))")
         }
 
+        // Narrow enough that every column fits an 80-column terminal beside a name of up to 14 characters.
         let intentColumns: [Column] = [
-            Column("QUEUE", 6), Column("OLDEST", 8), Column("FINAL/s", 8), Column("BUSY/s", 7), Column("ERR/s", 7),
-            Column("RUN p99", 9), Column("FINAL", 8), Column("BUSY", 6), Column("ERRORS", 7),
+            Column("QUEUE", 5), Column("OLDEST", 6), Column("FINAL/s", 7), Column("BUSY/s", 6), Column("ERR/s", 6),
+            Column("RUN p99", 7), Column("FINAL", 7), Column("BUSY", 6), Column("ERRORS", 6),
         ]
-        let intentRows = figures.intents.map { intent in
+        // Named types by name, then the requests without one.
+        let intents = figures.intents.filter { !$0.name.isEmpty } + figures.intents.filter { $0.name.isEmpty }
+        let intentRows = intents.map { intent in
             (
-                intent.name,
+                intent.name.isEmpty ? Self.unknownTypeName : intent.name,
                 [
                     Format.count(intent.queueDepth), Format.duration(intent.oldestAgeSeconds),
                     Format.rate(intent.finalRate), Format.rate(intent.busyRate), Format.rate(intent.errorRate),
@@ -101,7 +106,7 @@ public struct TopScreen: Sendable {
                 ]
             )
         }
-        let workerColumns: [Column] = [Column("JOBS/SLOTS", 11), Column("JOBS/s", 8), Column("JOBS", 8)]
+        let workerColumns: [Column] = [Column("JOBS/SLOTS", 11), Column("JOBS/s", 7), Column("JOBS", 7)]
         let workerRows = figures.workers.map { worker in
             (
                 worker.name,
@@ -126,6 +131,10 @@ public struct TopScreen: Sendable {
         lines += table("WORKER", workerColumns, workerRows, budget: workerBudget, width: width, empty: "no workers")
         return fit(lines, width: width, height: height)
     }
+
+    /// The row of requests the broker counted without an intent type (`intent=""`: a type no worker serves past the
+    /// startup grace, answered `unknown-intent`, or a request too malformed to have one).
+    public static let unknownTypeName = "(unknown type)"
 
     private static func total(_ used: Double?, _ free: Double?) -> Double? {
         guard let used, let free else { return nil }
@@ -192,10 +201,10 @@ public enum Format {
         return value < 100 ? decimal(value, places: 1) : String(Int64(value.rounded()))
     }
 
-    /// Seconds as `0`, `850µs`, `12.5ms`, `250ms`, `1.25s`, `12.5s`, `2m03s` (`-` when absent).
+    /// Seconds as `0s`, `850µs`, `12.5ms`, `250ms`, `1.25s`, `12.5s`, `2m03s` (`-` when absent): always with a unit.
     public static func duration(_ seconds: Double?) -> String {
         guard let seconds, seconds.isFinite else { return "-" }
-        if seconds <= 0 { return "0" }
+        if seconds <= 0 { return "0s" }
         if seconds < 0.001 { return "\(Int64((seconds * 1e6).rounded()))µs" }
         if seconds < 0.1 { return decimal(seconds * 1e3, places: 1) + "ms" }
         if seconds < 1 { return "\(Int64((seconds * 1e3).rounded()))ms" }

@@ -1,3 +1,5 @@
+import IntentWire
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -9,8 +11,17 @@ extension BrokerConfiguration {
     /// `inproc://`, or TCP on a loopback address (`127.0.0.0/8`, `[::1]`, `localhost`) — unless
     /// ``allowInsecureEndpoints`` says otherwise. With ``curve`` set, any endpoint is allowed.
     ///
-    /// Throws ``BrokerError/Code/insecureEndpoint`` naming the first endpoint refused.
+    /// Throws ``BrokerError/Code/badConfiguration`` for an endpoint that is not one at all (``EndpointSyntax``:
+    /// `127.0.0.1:5555` without `tcp://`), then ``BrokerError/Code/insecureEndpoint`` naming the first endpoint
+    /// refused.
     public func checkEndpointSecurity() throws(BrokerError) {
+        for (role, endpoint) in [("frontend", frontendEndpoint), ("backend", backendEndpoint)] {
+            do {
+                try EndpointSyntax.check(endpoint)
+            } catch {
+                throw BrokerError(code: .badConfiguration, message: "\(role): \(error.message)")
+            }
+        }
         guard curve == nil, !allowInsecureEndpoints else { return }
         for (role, endpoint) in [("frontend", frontendEndpoint), ("backend", backendEndpoint)]
         where !Self.isLocalEndpoint(endpoint) {

@@ -75,6 +75,9 @@ final class ClientCore: @unchecked Sendable {
     private var rotation: EndpointRotation
     /// The current socket has a connection that completed its handshake (and has not dropped since).
     private var established = false
+    /// A handshake with a broker ever completed: after one did, a connection breaking off during the handshake means
+    /// the broker went away, not that it requires CURVE.
+    private var handshakeSucceededBefore = false
     /// Since when the client has been looking for a broker (the connection dropped or the broker went silent, and
     /// no broker has answered since): requests in flight fail with `connectionLost` after `reconnectTimeout`.
     private var lostSince: UInt64?
@@ -309,6 +312,7 @@ final class ClientCore: @unchecked Sendable {
                 handshakeTrouble = nil
                 rotation.handshakeSucceeded()
                 established = true
+                handshakeSucceededBefore = true
                 if reconnecting {
                     reconnecting = false
                     logger.info(
@@ -320,7 +324,10 @@ final class ClientCore: @unchecked Sendable {
                 continue
             }
             let explanation =
-                event.handshakeFailureExplanation(usingCurve: configuration.curve != nil) ?? "\(event)"
+                event.handshakeFailureExplanation(
+                    usingCurve: configuration.curve != nil, handshakeSucceededBefore: handshakeSucceededBefore)
+                ?? (event.kind == .handshakeFailedNoDetail
+                    ? "the broker went away during the handshake (stopping or restarting)" : "\(event)")
             if event.kind == .handshakeFailedNoDetail {
                 logger.warning(
                     "the connection to the broker broke off during the handshake; retrying",

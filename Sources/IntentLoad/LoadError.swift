@@ -12,6 +12,9 @@ public struct LoadError: Error, Sendable, CustomStringConvertible {
         public static let badWorkload = Code("bad-workload")
         /// The broker did not answer a PING in time.
         public static let unreachable = Code("unreachable")
+        /// Every answer so far was the error `unknown-intent`: no worker serves the workload's intent type, so the
+        /// run stopped instead of measuring how fast the broker says so.
+        public static let unknownIntent = Code("unknown-intent")
         /// A socket operation failed.
         public static let socket = Code("socket")
     }

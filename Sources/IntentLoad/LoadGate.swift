@@ -31,6 +31,55 @@ public struct LoadGate: Sendable {
             && minThroughput == nil
     }
 
+    /// Every limit set, with what the run measured and whether it kept it (for reports; the gate passes when all
+    /// pass and ``violations(of:)`` is empty).
+    public func checks(of summary: LoadSummary) -> [LoadGateCheck] {
+        var checks: [LoadGateCheck] = []
+        if let maxP99 {
+            checks.append(
+                LoadGateCheck(
+                    flag: "--max-p99", what: "final-reply p99",
+                    limit: "≤ " + LoadFormat.microseconds(maxP99.microseconds),
+                    measured: LoadFormat.microseconds(summary.finalReply.p99),
+                    passed: summary.finalReply.p99 <= maxP99.microseconds))
+        }
+        if let maxFirstReplyP99 {
+            checks.append(
+                LoadGateCheck(
+                    flag: "--max-first-p99", what: "first-reply p99",
+                    limit: "≤ " + LoadFormat.microseconds(maxFirstReplyP99.microseconds),
+                    measured: LoadFormat.microseconds(summary.firstReply.p99),
+                    passed: summary.firstReply.p99 <= maxFirstReplyP99.microseconds))
+        }
+        if let maxErrors {
+            checks.append(
+                LoadGateCheck(
+                    flag: "--max-errors", what: "errors (error replies and unanswered)", limit: "≤ \(maxErrors)",
+                    measured: "\(summary.errors)", passed: summary.errors <= maxErrors))
+        }
+        if let maxDeadlineMisses {
+            checks.append(
+                LoadGateCheck(
+                    flag: "--max-deadline-misses", what: "deadline misses", limit: "≤ \(maxDeadlineMisses)",
+                    measured: "\(summary.deadlineMisses)", passed: summary.deadlineMisses <= maxDeadlineMisses))
+        }
+        if let minThroughput {
+            checks.append(
+                LoadGateCheck(
+                    flag: "--min-throughput", what: "throughput (final replies/s)",
+                    limit: "≥ " + LoadFormat.grouped(Int(minThroughput)) + " req/s",
+                    measured: LoadFormat.grouped(Int(summary.throughputRPS)) + " req/s",
+                    passed: summary.throughputRPS >= minThroughput))
+        }
+        if !isEmpty {
+            checks.append(
+                LoadGateCheck(
+                    flag: "", what: "measured requests", limit: "≥ 1", measured: "\(summary.requests)",
+                    passed: summary.requests > 0))
+        }
+        return checks
+    }
+
     /// The limits `summary` breaks, one sentence each (empty: the gate passes).
     public func violations(of summary: LoadSummary) -> [String] {
         var broken: [String] = []
@@ -61,6 +110,27 @@ public struct LoadGate: Sendable {
         }
         if summary.requests == 0 { broken.append("no request was measured") }
         return broken
+    }
+}
+
+/// One limit of a ``LoadGate`` against a run: what was measured and whether it kept the limit.
+public struct LoadGateCheck: Sendable, Equatable {
+    /// The flag that set it (`--max-p99`), empty for the rule that a run must measure something.
+    public var flag: String
+    /// What it limits, in words.
+    public var what: String
+    /// The limit, e.g. `≤ 5.00 ms`.
+    public var limit: String
+    /// What the run measured, in the same unit.
+    public var measured: String
+    public var passed: Bool
+
+    public init(flag: String, what: String, limit: String, measured: String, passed: Bool) {
+        self.flag = flag
+        self.what = what
+        self.limit = limit
+        self.measured = measured
+        self.passed = passed
     }
 }
 

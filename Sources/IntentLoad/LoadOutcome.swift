@@ -17,6 +17,17 @@ public enum LoadOutcome {
     public static let throttled = "throttled"
     /// The outcome of a request the broker shed.
     public static let busy = "error.busy"
+    /// The outcome of a request whose intent type no worker serves.
+    public static let unknownIntent = "error.unknown-intent"
+
+    /// Whether a final reply's outcome key is a handler's failure (`final.<phase>.failure…`: `failure`,
+    /// `failureRequiringAppLaunch`, an intent's own `failureInsufficientFunds`, ...). Such a reply ends the request
+    /// but did not do what was asked: a run counts it as a failure, not as throughput.
+    public static func isFailure(_ outcome: String) -> Bool {
+        guard outcome.hasPrefix("final.") else { return false }
+        let code = outcome.split(separator: ".", maxSplits: 2).dropFirst(2).first ?? ""
+        return code.hasPrefix("failure")
+    }
 
     /// The outcome key of a final reply's body for `phase`.
     public static func final(phase: String, body: UnsafeRawBufferPointer) -> String {

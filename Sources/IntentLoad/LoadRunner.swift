@@ -101,6 +101,12 @@ struct LoadEngine: ~Copyable {
     var nextID: UInt64 = 1
     var random = SplitMix64(seed: 0x5EED_C0C1_E26E)
     var strayReplies = 0
+    /// `unknown-intent` endings before any other ending (see ``noteEnding(isUnknownIntent:)``).
+    var unknownIntentEndings = 0
+    /// Some request ended otherwise than `unknown-intent`.
+    var servedOnce = false
+    /// After this many `unknown-intent` endings and no other, the run stops with ``LoadError/Code/unknownIntent``.
+    static let unknownIntentLimit = 20
     /// Each workload item's intent type, as an index into the workload's distinct types.
     let typeIndex: [Int]
     let typeCount: Int
@@ -233,7 +239,7 @@ struct LoadEngine: ~Copyable {
         let offerEnd = configuration.duration.map { warmupEnd + $0.nanoseconds } ?? .max
         let countLimit = configuration.requestCount ?? .max
         let progressInterval = max(configuration.progressInterval.nanoseconds, 10_000_000)
-        var recorder = LoadRecorder(origin: warmupEnd)
+        var recorder = LoadRecorder(origin: warmupEnd, items: workload.items.count)
         var schedule: LoadSchedule?
         if case .open(let rate) = configuration.mode { schedule = LoadSchedule(start: start, rate: rate) }
         var nextIndex = 0  // open loop: the next scheduled request
@@ -329,6 +335,14 @@ struct LoadEngine: ~Copyable {
                     }
                 }
 
+                if unknownIntentEndings >= Self.unknownIntentLimit {
+                    let types = Set(workload.items.map(\.intentType)).sorted().joined(separator: ", ")
+                    throw LoadError(
+                        code: .unknownIntent,
+                        message: "the broker answered the first \(unknownIntentEndings) requests unknown-intent: no "
+                            + "worker serves \(types); start workers that serve it (e.g. `concierge pool`), or check "
+                            + "--intent and --mix")
+                }
                 now = MonotonicTime.now()
                 if now >= nextProgress {
                     let completed = completedAll
@@ -348,12 +362,14 @@ struct LoadEngine: ~Copyable {
                     nextProgress = now + progressInterval
                 }
             }
+        } catch let error as LoadError {
+            throw error
         } catch {
             throw LoadError(code: .socket, message: "\(error)")
         }
 
         let end = MonotonicTime.now()
-        recorder.recordUnanswered(inflight.values.reduce(0) { $0 + ($1.measured ? 1 : 0) })
+        for request in inflight.values where request.measured { recorder.recordUnanswered(1, item: Int(request.item)) }
         recorder.finish(now: end)
         let windowEnd = max(lastMeasuredReply, lastMeasuredSend, warmupEnd + 1)
         let window = Double(windowEnd - warmupEnd) / 1e9
@@ -375,13 +391,14 @@ struct LoadEngine: ~Copyable {
             workload: workload.items.map { "\($0.label) (\($0.phase), weight \($0.weight))" },
             requests: recorder.requests,
             throughputRPS: Double(recorder.finalReplies) / window,
-            answeredRPS: Double(recorder.finalReplies + recorder.errorReplies) / window,
+            answeredRPS: Double(recorder.finalReplies + recorder.failureReplies + recorder.errorReplies) / window,
             offeredRPS: schedule == nil ? Double(recorder.requests) / window : Double(recorder.requests) / offerWindow,
             finalReplies: recorder.finalReplies,
             errorReplies: recorder.errorReplies,
             progressReplies: recorder.progressReplies,
             unanswered: recorder.unanswered,
             throttled: recorder.throttled,
+            failureReplies: recorder.failureReplies,
             deadlineMisses: recorder.deadlineMisses,
             outcomes: recorder.outcomes,
             firstReply: LatencyPercentiles(recorder.firstReply),
@@ -391,7 +408,12 @@ struct LoadEngine: ~Copyable {
             timeline: recorder.timeline,
             firstReplyHistogram: recorder.firstReply,
             finalReplyHistogram: recorder.finalReply,
-            idempotencyKeys: configuration.idempotencyKeys
+            idempotencyKeys: configuration.idempotencyKeys,
+            labels: zip(workload.items, recorder.items).map { item, record in
+                LoadLabelSummary(
+                    label: item.label, phase: item.phase.description, weight: item.weight, record: record,
+                    runHistogram: recorder.finalReply, window: window)
+            }
         )
     }
 
@@ -422,15 +444,15 @@ struct LoadEngine: ~Copyable {
     ) throws(ZMQError) -> Bool {
         let item = prepared.count == 1 ? 0 : workload.pick(random.next())
         if !pushbacks.isEmpty, !pushbacks[connection * typeCount + typeIndex[item]].admit(now: now) {
-            if measured { recorder.recordThrottled(now: now) }
+            if measured { recorder.recordThrottled(now: now, item: item) }
             return false
         }
         if !throttles.isEmpty, !throttles[typeIndex[item]].admit(now: now) {
-            if measured { recorder.recordThrottled(now: now) }
+            if measured { recorder.recordThrottled(now: now, item: item) }
             return false
         }
         try send(item: item, connection: connection, intended: intended, now: now, measured: measured)
-        if measured { recorder.recordSent(now: now) }
+        if measured { recorder.recordSent(now: now, item: item) }
         return true
     }
 
@@ -529,9 +551,11 @@ struct LoadEngine: ~Copyable {
             return nil
         }
         inflight[id] = nil
+        noteEnding(isUnknownIntent: Self.isUnknownIntent(message))
         if request.measured {
             let (outcome, isError) = Self.ending(message)
-            recorder.recordFinalReply(latency: now - request.intended, outcome: outcome, isError: isError, now: now)
+            recorder.recordFinalReply(
+                latency: now - request.intended, outcome: outcome, isError: isError, now: now, item: Int(request.item))
         }
         return request
     }
@@ -549,6 +573,23 @@ struct LoadEngine: ~Copyable {
             return
         }
         pushbacks[Int(request.connection) * typeCount + type].heed(hint, now: now)
+    }
+
+    /// Whether a REPLY is the error `unknown-intent` (no worker serves its type).
+    private static func isUnknownIntent(_ message: borrowing ZMQMultipart) -> Bool {
+        message.equals(3, CIP.Status.error)
+            && message.withBytes(5) { LoadOutcome.error(body: $0) } == LoadOutcome.unknownIntent
+    }
+
+    /// Counts the endings (warm-up included) that are `unknown-intent` while nothing else has ended: a run whose
+    /// every answer says no worker serves its intent type measures nothing, so it stops (see
+    /// ``unknownIntentLimit``).
+    mutating func noteEnding(isUnknownIntent: Bool) {
+        if isUnknownIntent {
+            if !servedOnce { unknownIntentEndings += 1 }
+        } else {
+            servedOnce = true
+        }
     }
 
     /// The outcome name of a `final` or `error` REPLY or STATUS answer (F3 status, F4 phase, F5 body), and whether
@@ -574,7 +615,7 @@ struct LoadEngine: ~Copyable {
         inflight[id] = nil
         guard request.measured else { return request }
         if outcome == "error.\(WireErrorCode.unknownRequest.rawValue)" {
-            recorder.recordBrokerRestarted(now: now)
+            recorder.recordBrokerRestarted(now: now, item: Int(request.item))
         } else {
             if request.firstReplyAt == 0 {
                 recordFirstAnswer(&message, of: request, now: now)
@@ -582,7 +623,8 @@ struct LoadEngine: ~Copyable {
                     latency: now - request.intended, missedDeadline: now - request.sent > deadlineNanos
                 )
             }
-            recorder.recordFinalReply(latency: now - request.intended, outcome: outcome, isError: isError, now: now)
+            recorder.recordFinalReply(
+                latency: now - request.intended, outcome: outcome, isError: isError, now: now, item: Int(request.item))
         }
         return request
     }

@@ -3,7 +3,9 @@ public import ConciergeJSON
 extension LoadSummary {
     /// The machine-readable summary (`concierge load --json`): `throughput_rps`, `requests`, `first_reply_us` and
     /// `final_reply_us` (each with `p50`, `p90`, `p99`, `p999`, `max`, `mean`, `count`), `outcomes`,
-    /// `deadline_misses`, `throttled` (requests the client's throttle refused unsent), `idempotency_keys` (whether every request carried a fresh key), and the rest of the run's
+    /// `deadline_misses`, `throttled` (requests the client's throttle refused unsent), `failure_replies` (final
+    /// replies with a handler's failure code, not in `throughput_rps` or `final_replies`), `labels` (per workload
+    /// item: its counts, throughput and final-reply percentiles), `idempotency_keys` (whether every request carried a fresh key), and the rest of the run's
     /// figures; latencies in microseconds.
     public var json: JSONValue {
         func percentiles(_ value: LatencyPercentiles) -> JSONValue {
@@ -26,6 +28,7 @@ extension LoadSummary {
             "offered_rps": .double(offeredRPS),
             "final_replies": .int(Int64(finalReplies)),
             "error_replies": .int(Int64(errorReplies)),
+            "failure_replies": .int(Int64(failureReplies)),
             "progress_replies": .int(Int64(progressReplies)),
             "unanswered": .int(Int64(unanswered)),
             "throttled": .int(Int64(throttled)),
@@ -49,6 +52,16 @@ extension LoadSummary {
                 }
             ),
         ]
+        object["labels"] = .array(
+            labels.map {
+                [
+                    "label": .string($0.label), "phase": .string($0.phase), "weight": .int(Int64($0.weight)),
+                    "requests": .int(Int64($0.requests)), "final_replies": .int(Int64($0.finalReplies)),
+                    "failure_replies": .int(Int64($0.failureReplies)), "error_replies": .int(Int64($0.errorReplies)),
+                    "unanswered": .int(Int64($0.unanswered)), "throughput_rps": .double($0.throughputRPS),
+                    "final_reply_us": percentiles($0.finalReply),
+                ]
+            })
         if let concurrency { object["concurrency"] = .int(Int64(concurrency)) }
         if let targetRate { object["target_rate"] = .double(targetRate) }
         return .object(object)

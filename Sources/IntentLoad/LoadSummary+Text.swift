@@ -16,7 +16,7 @@ extension LoadSummary {
         lines.append("")
         lines.append("requests      \(LoadFormat.grouped(requests))")
         lines.append("throughput    \(LoadFormat.grouped(Int(throughputRPS.rounded()))) req/s (final replies)")
-        lines.append("answered      \(LoadFormat.grouped(Int(answeredRPS.rounded()))) req/s (final or error)")
+        lines.append("answered      \(LoadFormat.grouped(Int(answeredRPS.rounded()))) req/s (final, failure or error)")
         lines.append("offered       \(LoadFormat.grouped(Int(offeredRPS.rounded()))) req/s")
         lines.append("")
         lines.append(
@@ -33,8 +33,31 @@ extension LoadSummary {
         for key in outcomes.keys.sorted() {
             lines.append("  " + key.rightPadded(40) + LoadFormat.grouped(outcomes[key]!).leftPadded(12))
         }
+        if labels.count > 1 {
+            lines.append("")
+            // The label column as wide as the longest label, up to 40 characters (longer ones cut with "…").
+            let width = min(max(labels.map(\.label.count).max() ?? 0, 5), 40) + 2
+            func cut(_ text: String) -> String {
+                text.count <= width - 2 ? text : String(text.prefix(width - 3)) + "…"
+            }
+            lines.append(
+                "label".rightPadded(width)
+                    + ["requests", "final/s", "failures", "errors", "p50", "p99"].map {
+                        $0.leftPadded(11)
+                    }.joined())
+            for label in labels {
+                let cells = [
+                    LoadFormat.grouped(label.requests), LoadFormat.grouped(Int(label.throughputRPS.rounded())),
+                    LoadFormat.grouped(label.failureReplies), LoadFormat.grouped(label.errorReplies + label.unanswered),
+                    LoadFormat.microseconds(label.finalReply.p50), LoadFormat.microseconds(label.finalReply.p99),
+                ]
+                lines.append(cut(label.label).rightPadded(width) + cells.map { $0.leftPadded(11) }.joined())
+            }
+        }
         lines.append("")
-        lines.append("deadline misses \(deadlineMisses)   errors \(errors)   unanswered \(unanswered)")
+        lines.append(
+            "deadline misses \(deadlineMisses)   errors \(errors)   unanswered \(unanswered)"
+                + (failureReplies > 0 ? "   handler failures \(failureReplies) (not counted as throughput)" : ""))
         if clientBacklogMax > 0 {
             lines.append("client backlog: up to \(clientBacklogMax) due requests waited for a free in-flight slot")
         }

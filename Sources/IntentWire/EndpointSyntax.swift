@@ -1,56 +1,55 @@
-/// The syntax of a ZeroMQ endpoint that a Concierge process binds or connects to: `tcp://HOST:PORT`,
-/// `ipc://PATH` or `inproc://NAME`.
+/// The shape of a ZeroMQ endpoint a command is given (`--frontend`, `--backend`, a worker's `--broker`), checked
+/// before anything binds or connects, so that `127.0.0.1:7655` (no transport) is reported as malformed rather than
+/// as something else further on (libzmq's `EINVAL`, or an insecure-endpoint refusal).
 ///
-/// libzmq refuses a malformed endpoint with `EINVAL` at every connect, so a worker or client given one would retry
-/// forever; commands check their endpoints with this first and report a usage error (exit 64) at start instead.
+/// Valid endpoints:
+/// - `tcp://HOST:PORT`: HOST an address, a name, an interface or `*` (IPv6 in brackets: `tcp://[::1]:5555`); PORT
+///   0 to 65535 or `*` (an ephemeral port when binding). A connect may name a source first:
+///   `tcp://SOURCE;HOST:PORT`.
+/// - `ipc://PATH`: a non-empty path (`ipc://@name` for Linux's abstract namespace).
+/// - `inproc://NAME`: a non-empty name.
+///
+/// It checks the syntax only: whether HOST resolves or PATH's folder exists is left to libzmq.
 public enum EndpointSyntax {
-    /// What is wrong with an endpoint.
-    public struct Failure: Error, Sendable, Hashable, CustomStringConvertible {
-        /// The endpoint as given.
-        public let endpoint: String
-        /// What is wrong, with what a valid endpoint looks like.
-        public let message: String
+    /// What a valid endpoint looks like, for messages.
+    public static let expected = "tcp://HOST:PORT, ipc://PATH or inproc://NAME"
 
-        public var description: String { message }
-    }
-
-    /// Checks `endpoint`. `binding`: it is bound rather than connected to, so a `*` host (every interface) and a `*`
-    /// port (an ephemeral one) are allowed.
-    public static func check(_ endpoint: String, binding: Bool = false) throws(Failure) {
-        func failure(_ what: String) -> Failure {
-            Failure(
+    /// Throws ``EndpointSyntaxError`` when `endpoint` is not `tcp://HOST:PORT`, `ipc://PATH` or `inproc://NAME`.
+    /// `connecting`: the endpoint is connected to (a worker's or client's `--broker`), so a `*` host or port and
+    /// port 0, which only a bind can take, are refused too (libzmq would refuse every connect, forever).
+    public static func check(_ endpoint: String, connecting: Bool = false) throws(EndpointSyntaxError) {
+        func malformed(_ why: String) -> EndpointSyntaxError {
+            EndpointSyntaxError(
                 endpoint: endpoint,
-                message:
-                    "malformed endpoint `\(endpoint)`: \(what) (expected tcp://HOST:PORT, ipc://PATH or inproc://NAME, "
-                    + "e.g. tcp://127.0.0.1:5556)")
+                message: "\"\(endpoint)\" is not a valid endpoint (\(why)); expected \(expected), "
+                    + "e.g. tcp://127.0.0.1:5555")
         }
         let parts = endpoint.split(separator: "://", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2 else {
-            throw failure("no transport (tcp://, ipc:// or inproc://)")
-        }
-        let transport = parts[0]
-        let address = parts[1]
-        guard !address.contains(where: { $0 == " " || $0 == "\t" || $0 == "\n" }) else {
-            throw failure("it contains white space")
-        }
+        guard parts.count == 2 else { throw malformed("no transport") }
+        let (transport, address) = (parts[0], parts[1])
         switch transport {
+        case "ipc", "inproc":
+            guard !address.isEmpty else { throw malformed("an empty \(transport) name") }
         case "tcp":
-            guard let colon = address.lastIndex(of: ":") else { throw failure("no port after the host") }
-            let host = address[..<colon]
-            let port = address[address.index(after: colon)...]
-            guard !host.isEmpty else { throw failure("no host before the port") }
-            if host == "*" && !binding { throw failure("`*` (every interface) can only be bound, not connected to") }
-            if port == "*" || port == "0" {
-                guard binding else { throw failure("an ephemeral port can only be bound, not connected to") }
-            } else {
-                guard let number = Int(port), (1...65_535).contains(number), port.allSatisfy({ $0.isASCII }) else {
-                    throw failure("the port `\(port)` is not a number from 1 to 65535")
+            let peer = address.split(separator: ";", omittingEmptySubsequences: false).last ?? address
+            guard let colon = peer.lastIndex(of: ":") else { throw malformed("no port") }
+            let host = peer[..<colon]
+            let port = peer[peer.index(after: colon)...]
+            guard !host.isEmpty, host != "[]" else { throw malformed("no host") }
+            if host.contains(":") {
+                guard host.hasPrefix("[") && host.hasSuffix("]") else {
+                    throw malformed("an IPv6 host must be in brackets")
                 }
             }
-        case "ipc", "inproc":
-            guard !address.isEmpty else { throw failure("no \(transport == "ipc" ? "path" : "name")") }
+            guard port == "*" || (port.allSatisfy { $0.isASCII } && Int(port).map { (0...65535).contains($0) } == true)
+            else {
+                throw malformed("the port must be 0 to 65535 or *")
+            }
+            if connecting, host == "*" || port == "*" || port == "0" {
+                throw malformed("`*` and port 0 can only be bound, not connected to")
+            }
         default:
-            throw failure("unknown transport `\(transport)`")
+            throw malformed("unsupported transport \"\(transport)\"")
         }
     }
 }

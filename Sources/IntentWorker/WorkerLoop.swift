@@ -63,6 +63,9 @@ final class WorkerLoop: @unchecked Sendable {
     private var connectionEstablished = false
     /// The last failed security handshake on the current socket, explained.
     private var handshakeExplanation: String?
+    /// Whether a handshake with a broker ever completed: after one did, a connection breaking off during the
+    /// handshake means the broker went away, not that it requires CURVE.
+    private var handshakeSucceededBefore = false
     private var generation = 0
     private var running = 0
     /// The tasks of the jobs running on the current connection, by job id (its 8 bytes as one number), so that a
@@ -255,6 +258,7 @@ final class WorkerLoop: @unchecked Sendable {
         while let event = try? monitor?.receive() {
             if event.kind == .handshakeSucceeded {
                 connectionEstablished = true
+                handshakeSucceededBefore = true
                 rotation.handshakeSucceeded()
                 if !registered {
                     // The broker's silence counts from the handshake, not from connect(): a connection that took
@@ -268,7 +272,9 @@ final class WorkerLoop: @unchecked Sendable {
                 dropped = dropped || connectionEstablished
                 connectionEstablished = false
                 rotation.awaitHandshake(from: MonotonicTime.now())
-            } else if let explanation = event.handshakeFailureExplanation(usingCurve: configuration.curve != nil) {
+            } else if let explanation = event.handshakeFailureExplanation(
+                usingCurve: configuration.curve != nil, handshakeSucceededBefore: handshakeSucceededBefore)
+            {
                 handshakeExplanation = explanation
             }
         }

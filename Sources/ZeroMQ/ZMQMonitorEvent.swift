@@ -47,9 +47,15 @@ public struct ZMQMonitorEvent: Sendable, Hashable, CustomStringConvertible {
         self.endpoint = endpoint
     }
 
-    /// For a handshake failure, what it most likely means; nil for other events. `usingCurve` says whether the
-    /// socket that failed is a CURVE client (the likely causes differ).
-    public func handshakeFailureExplanation(usingCurve: Bool) -> String? {
+    /// For a handshake failure, what it most likely means; nil for other events, and for a connection that merely
+    /// broke off (see below). `usingCurve` says whether the socket that failed is a CURVE client (the likely causes
+    /// differ).
+    ///
+    /// `handshakeSucceededBefore` says whether this peer ever completed a handshake with the server. A connection
+    /// that breaks off during the handshake (``Kind/handshakeFailedNoDetail``) after earlier ones succeeded is a
+    /// server going away (killed, restarting), not a refusal: the answer is nil, and the caller reports the server
+    /// as lost. Only when none ever succeeded does a plain peer hear that the server may require CURVE.
+    public func handshakeFailureExplanation(usingCurve: Bool, handshakeSucceededBefore: Bool = false) -> String? {
         if kind == .handshakeFailedAuth {
             return "the server refused this peer's credentials (ZAP status \(value)): its CURVE public key is not on "
                 + "the server's allowlist for this endpoint"
@@ -64,11 +70,13 @@ public struct ZMQMonitorEvent: Sendable, Hashable, CustomStringConvertible {
                 + (usingCurve ? " (is the server key the server's public key?)" : "")
         }
         if kind == .handshakeFailedNoDetail {
+            guard !handshakeSucceededBefore else { return nil }
             let reason = String(cString: zmq_strerror(Int32(bitPattern: value)))
             return "the server closed the connection during the handshake (\(reason)): "
                 + (usingCurve
                     ? "is the server key the server's public key, and does the server use CURVE?"
-                    : "the server may require CURVE, and this peer has no CURVE keys")
+                    : "the server is not answering (stopping or restarting), or it requires CURVE and this peer "
+                        + "has no CURVE keys")
         }
         return nil
     }

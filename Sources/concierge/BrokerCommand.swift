@@ -201,6 +201,13 @@ struct BrokerOptions: ParsableArguments {
     }
 
     mutating func validate() throws {
+        for (flag, endpoint) in [("--frontend", frontend), ("--backend", backend)] {
+            do {
+                try EndpointSyntax.check(endpoint)
+            } catch {
+                throw ValidationError("\(flag): \(error.message)")
+            }
+        }
         guard journalFsync == "batch" || (Int(journalFsync).map { $0 > 0 } ?? false) else {
             throw ValidationError("--journal-fsync takes `batch` or a number of milliseconds above 0")
         }
@@ -241,14 +248,15 @@ struct BrokerCommand: AsyncParsableCommand {
         let logger = Logger(label: "concierge.broker")
         var configuration = broker.configuration
         try security.apply(to: &configuration)
-        let metrics = try http.endpoint().map { _ in
+        let endpoint = try http.bindableEndpoint()
+        let metrics = endpoint.map { _ in
             MetricsRegistry(deadline: configuration.defaultDeadline, hardLimit: configuration.hardLimit)
         }
         configuration.metricsFactory = metrics?.factory
         let service = try Broker(configuration: configuration, logger: logger)
         // On SIGTERM services stop in reverse order: the broker first, while /livez still answers.
         var services: [any Service] = []
-        if let endpoint = try http.endpoint(), let metrics {
+        if let endpoint, let metrics {
             services.append(BrokerHTTP.server(endpoint, metrics: metrics, broker: service, logger: logger))
         }
         services.append(service)

@@ -34,6 +34,19 @@ struct HTTPOptions: ParsableArguments {
         return endpoint
     }
 
+    /// The endpoint to serve, nil without `--http`, once it is known to be free: a command calls this before it
+    /// starts anything, so that a port in use ends it at once (exit status 1, `Error: bind-failed: --http
+    /// 127.0.0.1:9090: address already in use`) instead of after its other services started and stopped again.
+    func bindableEndpoint() throws -> HTTPEndpoint? {
+        guard let endpoint = try endpoint() else { return nil }
+        do {
+            try endpoint.checkBindable()
+        } catch {
+            throw HTTPEndpointError(code: error.code, message: "--http \(error.message)")
+        }
+        return endpoint
+    }
+
     func validate() throws { _ = try endpoint() }
 }
 

@@ -17,8 +17,11 @@ struct LoadCommand: AsyncParsableCommand {
             (--mix FILE: [{"weight": 3, "phase": "lifecycle", "intent": {...}}, ...]). A progress line is printed \
             every second on standard error; the report at the end on standard output (--json: the JSON summary \
             instead). Requests that a restarted broker no longer knows (asked with STATUS when a connection comes \
-            back) count as the outcome error.broker-restarted, not as unanswered. Exit status: 0, 1 when a \
-            --max-*/--min-* limit is broken, 2 when the run could not be made.
+            back) count as the outcome error.broker-restarted, not as unanswered. Final replies whose code is a \
+            handler's failure (failure, failureRequiringAppLaunch, ...) are counted as failures, not as \
+            throughput. A run whose first 20 answers are all unknown-intent (no worker serves the intent) stops \
+            there. Exit status: 0, 1 when a --max-*/--min-* limit is broken, 2 when the run could not be made \
+            (the broker did not answer, or no worker serves the intent).
             """
     )
 
@@ -131,7 +134,10 @@ struct LoadCommand: AsyncParsableCommand {
     )
     var hgrm: String?
 
-    @Option(help: "Write an HTML report with charts here.")
+    @Option(
+        help:
+            "Write an HTML report here: the run (date, host, endpoint, version, command line), the gate, tables, charts."
+    )
     var html: String?
 
     @Flag(help: "No progress line.")
@@ -179,6 +185,7 @@ struct LoadCommand: AsyncParsableCommand {
         defer { interrupt.cancel() }
 
         let quiet = self.quiet
+        let started = ConciergeVersion.utcNow()
         let summary: LoadSummary
         do {
             summary = try await runner.run { progress in
@@ -199,7 +206,13 @@ struct LoadCommand: AsyncParsableCommand {
             let first = (hgrm.hasSuffix(".hgrm") ? String(hgrm.dropLast(5)) : hgrm) + ".first.hgrm"
             try summary.firstReplyDistribution.write(toFile: first, atomically: true, encoding: .utf8)
         }
-        if let html { try summary.html.write(toFile: html, atomically: true, encoding: .utf8) }
+        if let html {
+            let context = LoadReportContext(
+                date: started, host: ProcessInfo.processInfo.hostName, endpoint: broker,
+                version: ConciergeVersion.current, commandLine: ConciergeVersion.shellQuoted(CommandLine.arguments),
+                gate: gate.checks(of: summary))
+            try summary.html(context: context).write(toFile: html, atomically: true, encoding: .utf8)
+        }
         if !gate.isEmpty {
             let broken = gate.violations(of: summary)
             for violation in broken {

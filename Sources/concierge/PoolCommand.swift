@@ -8,8 +8,14 @@ import ServiceLifecycle
 import UnixSignals
 
 struct PoolOptions: ParsableArguments {
-    @Option(name: .customLong("workers"), help: "Number of worker processes.")
+    /// Unconditional parsing: `--workers -1` is a value out of range, not a missing value followed by a flag `-1`.
+    @Option(
+        name: .customLong("workers"), parsing: .unconditional,
+        help: "Number of worker processes (\(Self.sizeRange.lowerBound)...\(Self.sizeRange.upperBound)).")
     var size: Int = Defaults.pool.size
+
+    /// The sizes `--workers` takes (`concierge scale` and `--autoscale` go up to the same limit).
+    static let sizeRange = 1...1024
 
     @Option(help: "Control endpoint for resizing a running pool (`concierge scale`).")
     var control: String = Defaults.control
@@ -57,7 +63,14 @@ struct PoolOptions: ParsableArguments {
         return min(max(size, limits.minimum), limits.maximum)
     }
 
-    func validate() throws { _ = try autoscaleConfiguration() }
+    func validate() throws {
+        guard Self.sizeRange.contains(size) else {
+            throw ValidationError(
+                "--workers \(size) is out of range: it takes \(Self.sizeRange.lowerBound)...\(Self.sizeRange.upperBound)"
+            )
+        }
+        _ = try autoscaleConfiguration()
+    }
 }
 
 struct PoolCommand: AsyncParsableCommand {
@@ -123,7 +136,7 @@ struct PoolCommand: AsyncParsableCommand {
         configuration.size = try pool.startingSize()
         configuration.namePrefix = pool.namePrefix
         let autoscale = try pool.autoscaleConfiguration()
-        let endpoint = try http.endpoint()
+        let endpoint = try http.bindableEndpoint()
         if autoscale != nil || endpoint != nil {
             // The pool asks the broker its workers serve, with their keys (an --executable's own flags are its own:
             // without CURVE options here, the pool asks without CURVE).

@@ -3,6 +3,7 @@ import ConciergeCommandLine
 import ConciergeJSON
 import Foundation
 import IntentClient
+import IntentKit
 import IntentWire
 import Synchronization
 import ZeroMQ
@@ -14,15 +15,17 @@ struct SendCommand: AsyncParsableCommand {
         discussion: """
             The intent is JSON: {"type": "RequestRide", "parameters": {...}} (or a whole Interaction \
             {"intent": {...}, ...}), as an argument or on standard input. Exit status: 0 for a final reply, \
-            1 for an error reply, 2 when no broker could be reached (or none answered for 10 s after the \
-            connection was lost, or no final reply came within --timeout), 3 when the broker restarted while the request was in flight: the connection \
-            came back, and the new broker does not know the request (error broker-restarted; whether it ran is \
-            unknown), 130 when the request was cancelled. With --idempotency-key, sending the same intent again \
+            1 for an error reply, 2 when no broker answered within --connect-timeout-ms (nothing was sent), none \
+            answered for 10 s after the connection was lost, or no final reply came within --timeout, 3 when the \
+            broker restarted while the request was in flight: the connection came back, and the new broker does \
+            not know the request (error broker-restarted; whether it ran is unknown), 64 for a bad flag or intent \
+            (not JSON, or no "type"), 130 when the request was cancelled. With --idempotency-key, sending the same intent again \
             with the same key never runs it twice: a completed key prints its stored final reply again, with \
             "replay": true. With --broker A,B (brokers sharing a PostgreSQL journal), the request follows the \
-            active broker: a request in flight when the active broker dies gets its final reply from the one that \
-            takes over. With --retry N, an error busy, worker-lost, timeout, unavailable, broker-restarted or \
-            connection-lost is retried (up to N attempts in all, waiting 100 ms, 200 ms, ... up to 2 s between \
+            active broker: a request in flight when the active broker dies is answered by the one that takes over \
+            (from its journal): its final reply, or error outcome-unknown when its handle job had already been \
+            given out (whether it ran is unknown; PROTOCOL.md 7.3). With --retry N, an error busy, worker-lost, \
+            timeout, outcome-unknown, unavailable, broker-restarted, connection-lost or throttled is retried (up to N attempts in all, waiting 100 ms, 200 ms, ... up to 2 s between \
             them) with the same idempotency key (a random one when --idempotency-key is not given); every line \
             then has "attempt": n, and each retry is announced on standard error. Ctrl-C (SIGINT) while waiting \
             sends CANCEL for the request and prints the reply that ends it: error cancelled (exit status 130), or \
@@ -54,8 +57,8 @@ struct SendCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Attempts in all (1 to 100; default 1, no retry): retry busy, worker-lost, timeout, unavailable, "
-                + "broker-restarted and connection-lost with the same idempotency key.",
+            "Attempts in all (1 to 100; default 1, no retry): retry busy, worker-lost, timeout, outcome-unknown, "
+                + "unavailable, broker-restarted, connection-lost and throttled with the same idempotency key.",
             valueName: "n"))
     var retry: Int = 1
 
@@ -69,25 +72,59 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "Give up after this many seconds without a final reply.")
     var timeout: Int = 120
 
+    @Option(
+        help: ArgumentHelp(
+            "How long a broker gets to answer before anything is sent (a PING), in milliseconds; without an answer, "
+                + "exit status 2 naming the endpoint (default 3000, plus one heartbeat interval per further --broker "
+                + "endpoint).",
+            valueName: "ms"))
+    var connectTimeoutMs: Int?
+
+    @Option(
+        help: ArgumentHelp(
+            "Before sending, check the intent against the definition the broker serves, read from its backend "
+                + "(where workers connect, e.g. tcp://127.0.0.1:5556; PROTOCOL.md 5.16): a mismatch is reported with "
+                + "the code a worker would answer (unknown-parameter, invalid-type, missing-parameter, ...) and "
+                + "nothing is sent (exit 1). With CURVE the same key must also be on the broker's worker list.",
+            valueName: "backend"))
+    var check: String?
+
     @Argument(help: "The intent as JSON (default: read standard input).")
     var json: String?
 
     /// The exit status for a request cancelled by Ctrl-C (128 + SIGINT, as shells report it).
     static let cancelledStatus: Int32 = 130
 
-    func validate() throws {
+    /// Checks every flag and the intent here rather than in `run()`, so that a mistake is reported with `send`'s
+    /// usage (exit status 64), not the root command's. Reads the intent from standard input when it is not an
+    /// argument (into ``json``, for `run()`).
+    mutating func validate() throws {
         _ = try BrokerEndpointList.parse(broker)
-    }
-
-    func run() async throws {
-        guard let phase = RequestPhase(phase) else {
-            throw ValidationError("phase must be resolve, confirm, handle or lifecycle")
+        guard RequestPhase(phase) != nil else {
+            throw ValidationError("--phase must be resolve, confirm, handle or lifecycle, not \"\(phase)\"")
         }
         if let idempotencyKey, idempotencyKey.isEmpty || idempotencyKey.utf8.count > CIP.maxIdempotencyKeyLength {
             throw ValidationError("--idempotency-key takes 1 to 255 bytes")
         }
         guard (1...100).contains(retry) else { throw ValidationError("--retry takes 1 to 100 attempts") }
-        let text = json ?? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        guard timeout >= 1 else { throw ValidationError("--timeout takes 1 second or more") }
+        if let check {
+            do {
+                try EndpointSyntax.check(check, connecting: true)
+            } catch {
+                throw ValidationError("--check: \(error.message)")
+            }
+        }
+        if let connectTimeoutMs, connectTimeoutMs < 1 {
+            throw ValidationError("--connect-timeout-ms takes 1 or more")
+        }
+        if json == nil { json = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) }
+        _ = try Self.interaction(json ?? "")
+    }
+
+    /// The Interaction to send and its intent type: `text` is an intent (`{"type": ..., "parameters": ...}`) or a
+    /// whole Interaction (`{"intent": {...}, ...}`). Throws a `ValidationError` saying what is wrong.
+    static func interaction(_ text: String) throws -> (interaction: JSONValue, intentType: String) {
         let value: JSONValue
         do {
             value = try JSONValue.parse(text)
@@ -95,7 +132,61 @@ struct SendCommand: AsyncParsableCommand {
             throw ValidationError("the intent is not valid JSON: \(error)")
         }
         let interaction: JSONValue = value["intent"] != nil ? value : ["intent": value]
-        let intentType = interaction["intent"]?["type"]?.stringValue ?? ""
+        guard interaction["intent"]?.objectValue != nil else {
+            throw ValidationError(
+                "the intent must be a JSON object: {\"type\": \"RequestRide\", \"parameters\": {...}}")
+        }
+        guard let intentType = interaction["intent"]?["type"]?.stringValue, !intentType.isEmpty else {
+            throw ValidationError(
+                "the intent has no \"type\": give one, e.g. {\"type\": \"Echo\", \"parameters\": {\"text\": \"hi\"}}")
+        }
+        return (interaction, intentType)
+    }
+
+    /// `--check`: the intent against the definitions the broker's workers announced (any version of a rolling
+    /// upgrade will do). Exit 1, nothing sent, when it matches none; a type whose workers announce no definition
+    /// (older than CIPW04) is only warned about.
+    static func checkAgainstServedDefinition(
+        _ intent: JSONValue, intentType: String, phase: RequestPhase, backend: String, curve: CurveClientKeys?
+    ) throws {
+        func fail(_ message: String, status: Int32 = 1) throws -> Never {
+            FileHandle.standardError.write(Data("concierge send: \(message); nothing was sent\n".utf8))
+            throw ExitCode(status)
+        }
+        let stats: BrokerStats
+        do {
+            stats = try BrokerStatsQuery.ask(backend, curve: curve)
+        } catch {
+            try fail("--check: \(error)", status: 2)
+        }
+        guard let type = stats.intentTypes.first(where: { $0.name == intentType }), type.workers > 0 else {
+            try fail("--check: no worker of the broker at \(backend) serves \(intentType)")
+        }
+        guard !type.definitions.isEmpty else {
+            FileHandle.standardError.write(
+                Data("concierge send: --check: the workers of \(intentType) announce no definition (CIPW03 or older)\n".utf8))
+            return
+        }
+        var problems: [String] = []
+        for served in type.definitions {
+            do {
+                try IntentDefinition(jsonValue: served.definition).check(intent: intent, phase: phase)
+                return
+            } catch let error as IntentError {
+                problems.append(
+                    "\(error.code): \(error.message) (definition version \(served.version), "
+                        + "\(served.digest.dropFirst("sha256:".count).prefix(12)))")
+            } catch {
+                problems.append("the served definition (version \(served.version)) cannot be read: \(error)")
+            }
+        }
+        try fail("the intent does not match the definition the broker serves: " + problems.joined(separator: "; "))
+    }
+
+    func run() async throws {
+        let phase = RequestPhase(self.phase) ?? .lifecycle
+        let (interaction, intentType) = try Self.interaction(json ?? "")
+        let endpoints = try BrokerEndpointList.parse(broker)
         let keys: CurveClientKeys?
         do {
             keys = try curve.keys()
@@ -103,13 +194,30 @@ struct SendCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("concierge send: \(error)\n".utf8))
             throw ExitCode(2)
         }
+        if let check {
+            try Self.checkAgainstServedDefinition(
+                interaction["intent"] ?? .null, intentType: intentType, phase: phase, backend: check, curve: keys)
+        }
         let client = try ConciergeClient(
             configuration: .init(
-                brokerEndpoints: try BrokerEndpointList.parse(broker),
+                brokerEndpoints: endpoints,
                 heartbeatInterval: .milliseconds(heartbeat.heartbeatMs), curve: keys
             )
         )
         defer { client.close() }
+
+        // A one-shot command: a broker that does not answer a PING soon is reported at once, not after the
+        // client's reconnect timeout (nothing was sent, so nothing ran).
+        let connectTimeout = Duration.milliseconds(
+            connectTimeoutMs ?? 3000 + heartbeat.heartbeatMs * (endpoints.count - 1))
+        guard await Self.answersPing(client, within: connectTimeout) else {
+            FileHandle.standardError.write(
+                Data(
+                    ("concierge send: no broker answered at \(endpoints.joined(separator: ",")) within "
+                        + "\(connectTimeout.wholeMilliseconds) ms (is `concierge broker` or `concierge up` running "
+                        + "there? --connect-timeout-ms waits longer); nothing was sent\n").utf8))
+            throw ExitCode(2)
+        }
 
         let printer = SendPrinter(showAttempt: retry > 1)
         let (outcomes, outcome) = AsyncStream<SendOutcome>.makeStream()
@@ -180,6 +288,22 @@ struct SendCommand: AsyncParsableCommand {
                 throw ExitCode(Self.cancelledStatus)
             }
         }
+    }
+
+    /// Whether the broker answers a PING within `timeout`. (Not a task group: it would wait for the PING, which
+    /// ends only when the client is closed.)
+    static func answersPing(_ client: ConciergeClient, within timeout: Duration) async -> Bool {
+        let (answers, answer) = AsyncStream<Bool>.makeStream()
+        let ping = Task { answer.yield((try? await client.ping()) != nil) }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            answer.yield(false)
+        }
+        var iterator = answers.makeAsyncIterator()
+        let answered = await iterator.next() ?? false
+        timer.cancel()
+        if !answered { ping.cancel() }
+        return answered
     }
 
     /// The exit status for a request's ending: 0 final, 130 `cancelled`, 1 another error.

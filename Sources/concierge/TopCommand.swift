@@ -13,8 +13,10 @@ struct TopCommand: ParsableCommand {
             redraws the screen: readiness, requests in flight, workers and capacity used; per intent type the queue \
             depth, the oldest wait, requests/s ended by outcome (final, busy, other errors) and the handlers' p99; \
             per worker the jobs it holds of its slots and jobs/s; first- and final-reply p99 and the journal. Rates \
-            and p99s are over the last interval. An unreachable broker is shown as such and asked again every \
-            interval. --once prints one frame (two scrapes an interval apart) without escape codes, for scripts.
+            and p99s are over the last interval. Requests the broker counted without an intent type (unknown-intent, \
+            malformed) are the row "(unknown type)". An unreachable broker is shown as such and asked again every \
+            interval. --once prints one frame (two scrapes an interval apart) without escape codes, for scripts; \
+            against a broker that does not answer it prints why on standard error and exits 1.
             """
     )
 
@@ -26,7 +28,10 @@ struct TopCommand: ParsableCommand {
     @Option(help: "Milliseconds between refreshes (and the window of rates and p99s).")
     var intervalMs = 1000
 
-    @Flag(help: "Print one frame as plain text and exit (1 if the broker did not answer).")
+    @Flag(
+        help:
+            "Print one frame as plain text and exit (1, with the reason on standard error, if the broker did not answer)."
+    )
     var once = false
 
     @Option(help: "Stop after this many frames (default: until interrupted).")
@@ -69,12 +74,19 @@ struct TopCommand: ParsableCommand {
                 lastAnswer = now
             }
             frames += 1
+            if once, result.metrics == nil {
+                // For scripts: no frame saying "retrying" (it does not), but why, on standard error, and status 1.
+                let reason = result.failure ?? "\(target): no answer"
+                Terminal.write(
+                    "concierge top: the broker's /metrics did not answer: \(reason) (is the broker running with "
+                        + "--http \(target)?)\n", to: STDERR_FILENO)
+                throw ExitCode(1)
+            }
             if once {
-                // One frame with rates needs two scrapes: print the second (or the first, if the broker is down).
-                if result.metrics == nil || frames >= 2 {
+                // One frame with rates needs two scrapes: print the second.
+                if frames >= 2 {
                     let lines = TopScreen.render(state, width: size.width, height: Int.max)
                     Terminal.write(lines.joined(separator: "\n") + "\n")
-                    if result.metrics == nil { throw ExitCode(1) }
                     return
                 }
             } else {
@@ -141,11 +153,11 @@ enum Terminal {
         return (environment("COLUMNS") ?? 100, environment("LINES") ?? 40)
     }
 
-    /// Writes `text` to standard output at once (one frame, no flicker).
-    static func write(_ text: String) {
+    /// Writes `text` to standard output (or `descriptor`) at once (one frame, no flicker).
+    static func write(_ text: String, to descriptor: Int32 = STDOUT_FILENO) {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
             if written < 0 {
                 if errno == EINTR { continue }
                 return

@@ -63,7 +63,7 @@ struct UpCommand: AsyncParsableCommand {
                 throw ValidationError("the public key of --worker-secret-key is not on --worker-keys")
             }
         }
-        let endpoint = try http.endpoint()
+        let endpoint = try http.bindableEndpoint()
         // One registry and one server for the broker's metrics and the pool's.
         let metrics = endpoint.map { _ in
             MetricsRegistry(deadline: configuration.defaultDeadline, hardLimit: configuration.hardLimit)

@@ -38,6 +38,40 @@ import Testing
         }
     }
 
+    @Test func anEightyColumnTerminalShowsEveryColumn() throws {
+        let lines = TopScreen.render(Self.state(), width: 80, height: 50)
+        let header = try #require(lines.first { $0.hasPrefix("INTENT ") })
+        #expect(header.hasSuffix(" ERRORS"), "\(header)")
+        let echo = try #require(lines.first { $0.hasPrefix("Echo ") })
+        #expect(echo.split(separator: " ").count == 10, "\(echo)")
+        let worker = try #require(lines.first { $0.hasPrefix("WORKER ") })
+        #expect(worker.hasSuffix(" JOBS"), "\(worker)")
+        // Nothing is cut: no line ends in an ellipsis.
+        #expect(!lines.contains { $0.hasSuffix("…") }, "\(lines)")
+    }
+
+    @Test func requestsWithoutAnIntentTypeHaveARowNamedSoAndDurationsHaveUnits() throws {
+        let text = """
+            concierge_queue_depth{intent="Echo"} 0
+            concierge_queue_oldest_age_seconds{intent="Echo"} 0
+            concierge_requests_total{intent="Echo",phase="handle",outcome="final"} 3
+            concierge_requests_total{intent="",phase="handle",outcome="unknown-intent"} 7
+
+            """
+        let lines = TopScreen.render(
+            Self.state(current: MetricsScrape(parsing: text), previous: nil), width: 80, height: 50)
+        let unknown = try #require(lines.first { $0.hasPrefix(TopScreen.unknownTypeName) }, "\(lines)")
+        #expect(unknown.hasSuffix(" 7"), "\(unknown)")
+        #expect(!lines.contains { $0.hasPrefix(" ") }, "a row without a name: \(lines)")
+        // Named types first, then the requests without one.
+        let echoIndex = try #require(lines.firstIndex { $0.hasPrefix("Echo ") })
+        let unknownIndex = try #require(lines.firstIndex { $0.hasPrefix(TopScreen.unknownTypeName) })
+        #expect(echoIndex < unknownIndex)
+        // OLDEST, empty queue: 0s, not a bare 0.
+        let echo = try #require(lines.first { $0.hasPrefix("Echo ") })
+        #expect(echo.split(separator: " ")[2] == "0s", "\(echo)")
+    }
+
     @Test func aShortScreenSaysHowManyRowsItLeftOut() {
         var text = ""
         for index in 0..<30 {
@@ -59,7 +93,7 @@ import Testing
 
     @Test func formatsDurationsAndRatesForPeople() {
         #expect(Format.duration(nil) == "-")
-        #expect(Format.duration(0) == "0")
+        #expect(Format.duration(0) == "0s")
         #expect(Format.duration(0.000_85) == "850µs")
         #expect(Format.duration(0.012_34) == "12.3ms")
         #expect(Format.duration(0.25) == "250ms")

@@ -45,7 +45,7 @@ extension EndToEnd {
                 screen in
                 // INTENT QUEUE OLDEST FINAL/s BUSY/s ERR/s RUN-p99 FINAL BUSY ERRORS
                 if let echo = screen.row("Echo"), echo.count == 10 {
-                    if let depth = Int(echo[1]), depth >= 5, echo[2] != "0", echo[2] != "-" { sawQueue = true }
+                    if let depth = Int(echo[1]), depth >= 5, echo[2] != "0s", echo[2] != "-" { sawQueue = true }
                     if let rate = Double(echo[3]), rate > 0 { sawFinalRate = true }
                 }
                 // WORKER JOBS/SLOTS JOBS/s JOBS
@@ -67,7 +67,7 @@ extension EndToEnd {
                 guard let echo = screen.row("Echo"), echo.count == 10, let alpha = screen.row("top-alpha"),
                     let beta = screen.row("top-beta")
                 else { return false }
-                return echo[1] == "0" && echo[2] == "0" && echo[7] == "36" && echo[8] == "0" && echo[9] == "0"
+                return echo[1] == "0" && echo[2] == "0s" && echo[7] == "36" && echo[8] == "0" && echo[9] == "0"
                     && alpha[1] == "0/2" && beta[1] == "0/1" && (Int(alpha[3]) ?? 0) + (Int(beta[3]) ?? 0) == 36
                     && screen.lines.contains { $0.hasPrefix("since start: 36 final, 0 busy, 0 other errors") }
             }
@@ -94,10 +94,15 @@ extension EndToEnd {
                 screen.lines.contains { $0.hasPrefix("UNREACHABLE ") && $0.contains("refused") }
                     && screen.lines.contains { $0.hasPrefix("retrying every 300ms; never answered") }
             }
-            // --once against it: says so and exits 1.
+            // --once against it: says why on standard error and exits 1, without a frame that says "retrying".
             try cluster.start("once", ["top", "--http", "127.0.0.1:\(port)", "--once"])
             #expect(await cluster.waitForExit("once", seconds: 60) == 1)
-            #expect(cluster.log("once").contains("UNREACHABLE  127.0.0.1:\(port): connection refused"))
+            let once = cluster.log("once")
+            #expect(
+                once.contains("concierge top: the broker's /metrics did not answer: 127.0.0.1:\(port): "), "\(once)")
+            #expect(once.contains("connection refused"), "\(once)")
+            #expect(!once.contains("retrying"), "\(once)")
+            #expect(!once.contains("UNREACHABLE"), "\(once)")
             try cluster.startBroker(["--http", "127.0.0.1:\(port)"])
             try await tmux.waitForScreen("the broker, not ready without workers") { screen in
                 !screen.text.contains("UNREACHABLE") && screen.lines.contains { $0.hasPrefix("NOT READY ") }

@@ -107,16 +107,29 @@ extension LoadRuns {
             let result = try await load(
                 cluster,
                 [
-                    "--intent", "Nope", "--parameters", "{}", "--requests", "50", "--concurrency", "4", "--warmup",
+                    "--intent", "Nope", "--parameters", "{}", "--requests", "10", "--concurrency", "4", "--warmup",
                     "0s", "--json", "--quiet", "--max-errors", "0",
                 ]
             )
+            // 10 requests: fewer than the 20 unknown-intent answers that stop a run (see the test below).
             #expect(result.status == 1, "\(result.stderr)")
             #expect(result.stderr.contains("gate"))
-            #expect(result.stderr.contains("50 errors"))
+            #expect(result.stderr.contains("10 errors"))
             let json = try result.json()
-            #expect(json["outcomes"] == ["error.unknown-intent": 50])
+            #expect(json["outcomes"] == ["error.unknown-intent": 10])
             #expect(json["workload"] == ["Nope (lifecycle, weight 1)"])
+        }
+
+        @Test func aRunOfUnknownIntentsStopsWithStatus2SayingNoWorkerServesIt() async throws {
+            let cluster = try await Cluster.serving(workers: 1)
+            defer { cluster.stopAll() }
+            let result = try await load(
+                cluster,
+                ["--intent", "Nope", "--parameters", "{}", "--duration", "60s", "--concurrency", "4", "--quiet"])
+            #expect(result.status == 2, "\(result.stderr)")
+            #expect(result.stderr.contains("concierge load: unknown-intent: "), "\(result.stderr)")
+            #expect(result.stderr.contains("no worker serves Nope"), "\(result.stderr)")
+            #expect(result.stdout.isEmpty, "\(result.stdout)")
         }
 
         @Test func mixFileWithPhaseOverride() async throws {
@@ -211,7 +224,8 @@ extension LoadRuns {
             }
             let page = try String(contentsOf: html, encoding: .utf8)
             #expect(page.contains("<svg"))
-            #expect(page.contains("requests      300"))
+            #expect(page.contains("<tr><th>Requests</th><td class=\"n\">300</td>"))
+            #expect(page.contains("<th>Command line</th>") && page.contains("--requests 300"))
             #expect(page.contains("final.handle.success"))
             #expect(page.hasSuffix("</html>\n"))
         }

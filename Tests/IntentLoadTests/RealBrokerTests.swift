@@ -166,11 +166,12 @@ extension LoadRuns {
             defer { cluster.stopAll() }
             let workload = try mix(#"[{"intent": {"type": "Nope", "parameters": {}}}]"#)
             let summary = try await LoadRunner(
-                configuration: closed(cluster, concurrency: 5, requests: 100), workload: workload
+                configuration: closed(cluster, concurrency: 5, requests: 15), workload: workload
             ).run()
-            #expect(summary.outcomes == ["error.unknown-intent": 100])
-            #expect(summary.errorReplies == 100)
-            #expect(summary.errors == 100)
+            // 15 requests: fewer than the 20 unknown-intent answers that stop a run (see below).
+            #expect(summary.outcomes == ["error.unknown-intent": 15])
+            #expect(summary.errorReplies == 15)
+            #expect(summary.errors == 15)
             #expect(summary.finalReplies == 0)
         }
 
@@ -194,6 +195,25 @@ extension LoadRuns {
             let runner = try LoadRunner(configuration: configuration, workload: .echo())
             let error = await #expect(throws: LoadError.self) { try await runner.run() }
             #expect(error?.code == .unreachable)
+        }
+
+        /// An intent nobody serves is answered `unknown-intent` at once: the run stops after the first 20 such
+        /// answers, saying why, instead of measuring how fast the broker says so for a minute.
+        @Test func aRunWhoseEveryAnswerIsUnknownIntentStopsEarlySayingNoWorkerServesIt() async throws {
+            let cluster = try Cluster()
+            defer { cluster.stopAll() }
+            try cluster.startBroker(["--startup-grace-ms", "0"])
+            let configuration = LoadConfiguration(
+                endpoint: cluster.frontend, mode: .closed(concurrency: 4), connections: 1, duration: .seconds(60),
+                warmup: .seconds(1), deadlineMilliseconds: 30000, drainTimeout: .seconds(5))
+            let clock = ContinuousClock()
+            let start = clock.now
+            let error = await #expect(throws: LoadError.self) {
+                _ = try await LoadRunner(configuration: configuration, workload: .echo()).run()
+            }
+            #expect(error?.code == .unknownIntent)
+            #expect(error?.message.contains("no worker serves Echo") == true, "\(String(describing: error))")
+            #expect(start.duration(to: clock.now) < .seconds(30))
         }
     }
 }

@@ -197,11 +197,118 @@ struct LoadReportTests {
         #expect(html.contains("</html>"))
         #expect(html.components(separatedBy: "<svg").count - 1 == 2)  // percentiles, timeline
         #expect(html.components(separatedBy: "<polyline").count - 1 == 3)  // first, final, p99 over time
-        #expect(html.contains("requests      500"))
-        #expect(html.contains(LoadFormat.microseconds(summary.finalReply.p99)))
-        #expect(html.contains(LoadFormat.microseconds(summary.firstReply.p50)))
+        // A summary table, not a copy of the terminal's.
+        #expect(!html.contains("<pre>"))
+        #expect(html.contains("<table class=\"summary\">"))
+        #expect(html.contains("<tr><th>Requests</th><td class=\"n\">500</td>"))
+        #expect(html.contains(LoadSummary.milliseconds(Double(summary.finalReply.p99) / 1000, unit: false)))
+        #expect(html.contains(LoadSummary.milliseconds(Double(summary.firstReply.p50) / 1000, unit: false)))
         #expect(html.contains("final.handle.success"))
         #expect(!html.contains("<script"))
+    }
+
+    @Test func htmlNamesTheRunItReportsAndItsGate() throws {
+        let summary = makeSummary(recorder)
+        let context = LoadReportContext(
+            date: "2026-11-28 06:30:12 UTC", host: "bench-7", endpoint: "tcp://127.0.0.1:5555",
+            version: "git 5b92102", commandLine: "concierge load --requests 500 --max-p99 1ms --html r.html",
+            gate: LoadGate(maxP99: .milliseconds(1), minThroughput: 1).checks(of: summary))
+        let html = summary.html(context: context)
+        for expected in [
+            "2026-11-28 06:30:12 UTC", "bench-7", "tcp://127.0.0.1:5555", "git 5b92102",
+            "concierge load --requests 500 --max-p99 1ms --html r.html",
+        ] {
+            #expect(html.contains(expected), "\(expected)")
+        }
+        // The final-reply p99 (about 4.95 ms) breaks --max-p99 1ms; the throughput keeps --min-throughput 1.
+        #expect(html.contains("Gate: <span class=\"fail\">FAILED</span>"))
+        #expect(html.contains("<code>--max-p99</code>"))
+        #expect(html.contains("<td class=\"fail\">FAIL</td>"))
+        #expect(html.contains("<td class=\"pass\">pass</td>"))
+        let passing = summary.html(
+            context: LoadReportContext(
+                date: "d", host: "h", endpoint: "e", version: "v", commandLine: "c",
+                gate: LoadGate(maxP99: .seconds(1)).checks(of: summary)))
+        #expect(passing.contains("Gate: <span class=\"pass\">PASSED</span>"))
+        #expect(summary.html.contains("No limits were given"))
+    }
+
+    @Test func htmlChartsHaveUnitsUncutLabelsAndAVisibleFirstReplyCurve() throws {
+        let html = makeSummary(recorder).html
+        #expect(html.contains("latency (ms, log scale)"))
+        #expect(html.contains("final-reply p99 (ms)"))
+        // The last percentile label sits inside the 900-wide chart with room for its 8 characters.
+        let label = try #require(html.range(of: "\" text-anchor=\"middle\">99.9999%</text>"))
+        let opening = try #require(html[..<label.lowerBound].range(of: "<text x=\"", options: .backwards))
+        let x = try #require(Double(html[opening.upperBound...].prefix { $0 != "\"" }))
+        #expect(x + 30 <= 900, "x = \(x)")
+        // The first reply is drawn after (over) the final reply, dashed.
+        let final = try #require(html.range(of: "<polyline fill=\"none\" stroke=\"#2b6cd9\""))
+        let first = try #require(html.range(of: "<polyline fill=\"none\" stroke=\"#d9822b\""))
+        #expect(final.lowerBound < first.lowerBound)
+        let firstLine = html[first.lowerBound...].prefix { $0 != "\n" }
+        #expect(firstLine.contains("stroke-dasharray"))
+    }
+
+    @Test func handlerFailuresAreCountedApartNotAsThroughput() {
+        var recorder = LoadRecorder(origin: 0)
+        for index in 0..<10 {
+            recorder.recordSent(now: 1)
+            recorder.recordFirstReply(latency: 1_000_000, missedDeadline: false)
+            let outcome = index < 6 ? "final.handle.success" : "final.handle.failure"
+            recorder.recordFinalReply(latency: 2_000_000, outcome: outcome, isError: false, now: 2)
+        }
+        #expect(recorder.finalReplies == 6)
+        #expect(recorder.failureReplies == 4)
+        #expect(recorder.errorReplies == 0)
+        #expect(LoadOutcome.isFailure("final.confirm.failureInsufficientFunds"))
+        #expect(LoadOutcome.isFailure("final.handle.failureRequiringAppLaunch"))
+        #expect(!LoadOutcome.isFailure("final.handle.success"))
+        #expect(!LoadOutcome.isFailure("error.failure"))
+        var summary = makeSummary(recorder)
+        summary.failureReplies = recorder.failureReplies
+        #expect(summary.throughputRPS == 6)
+        #expect(summary.json["failure_replies"] == 4)
+        #expect(summary.table.contains("handler failures 4 (not counted as throughput)"))
+        #expect(summary.html.contains("<tr><th>Handler failures</th><td class=\"n\">4</td>"))
+        #expect(summary.html.contains("<tr><th>Final replies</th><td class=\"n\">6</td>"))
+    }
+
+    @Test func aMixIsBrokenDownByLabel() throws {
+        var recorder = LoadRecorder(origin: 0, items: 2)
+        for index in 0..<30 {
+            let item = index % 3 == 0 ? 1 : 0
+            recorder.recordSent(now: 1, item: item)
+            let outcome = item == 1 ? "final.handle.failure" : "final.handle.success"
+            recorder.recordFinalReply(
+                latency: UInt64(item == 1 ? 8_000_000 : 1_000_000), outcome: outcome, isError: false, now: 2,
+                item: item)
+        }
+        recorder.recordSent(now: 1, item: 1)
+        recorder.recordUnanswered(1, item: 1)
+        #expect(recorder.items.map(\.requests) == [20, 11])
+        #expect(recorder.items.map(\.finalReplies) == [20, 0])
+        #expect(recorder.items.map(\.failureReplies) == [0, 10])
+        #expect(recorder.items.map(\.unanswered) == [0, 1])
+        var summary = makeSummary(recorder, workload: ["Ride (lifecycle, weight 2)", "Pay (handle, weight 1)"])
+        summary.labels = [
+            LoadLabelSummary(
+                label: "Ride", phase: "lifecycle", weight: 2, record: recorder.items[0],
+                runHistogram: recorder.finalReply, window: 1),
+            LoadLabelSummary(
+                label: "Pay", phase: "handle", weight: 1, record: recorder.items[1], runHistogram: recorder.finalReply,
+                window: 1),
+        ]
+        #expect(summary.labels.map(\.throughputRPS) == [20, 0])
+        #expect(summary.labels[1].finalReply.p50 > summary.labels[0].finalReply.p99)
+        let html = summary.html
+        #expect(html.contains("<h2>By label</h2>"))
+        #expect(html.contains("<tr><td>Ride</td><td>lifecycle</td><td class=\"n\">2</td><td class=\"n\">20</td>"))
+        #expect(html.contains("<tr><td>Pay</td><td>handle</td><td class=\"n\">1</td><td class=\"n\">11</td>"))
+        #expect(summary.json["labels"]?[1]?["failure_replies"] == 10)
+        #expect(summary.table.contains("Pay "))
+        // A single intent has no breakdown of its own.
+        #expect(!makeSummary(self.recorder).html.contains("By label"))
     }
 
     @Test func htmlEscapesWhatItQuotes() {

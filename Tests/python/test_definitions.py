@@ -131,3 +131,26 @@ def test_older_workers_register_without_a_definition(spawn):
         assert served(stats(broker), "Echo") == []
     finally:
         sock.close()
+
+
+def test_send_checks_an_intent_against_the_served_definition_before_sending(spawn):
+    broker = spawn.broker(heartbeat_ms=HB)
+    spawn.worker(broker, name="w-swift", heartbeat_ms=HB)
+
+    def send(intent: dict, phase: str = "lifecycle") -> subprocess.CompletedProcess:
+        return subprocess.run([str(cluster.binary()), "send", "--broker", broker.frontend, "--check", broker.backend,
+                               "--phase", phase, json.dumps(intent)], capture_output=True, text=True, timeout=60)
+
+    good = send({"type": "Echo", "parameters": {"text": "hi"}})
+    assert good.returncode == 0, good.stderr
+    assert json.loads(good.stdout.splitlines()[-1])["status"] == "final"
+    for intent, phase, code in (({"type": "Echo", "parameters": {"colour": "red"}}, "lifecycle", "unknown-parameter"),
+                                ({"type": "Echo", "parameters": {"delayMs": "soon"}}, "lifecycle", "invalid-type"),
+                                ({"type": "SendMessage", "parameters": {"content": "x"}}, "handle",
+                                 "missing-parameter")):
+        bad = send(intent, phase)
+        assert bad.returncode == 1, bad.stderr
+        assert code in bad.stderr and "nothing was sent" in bad.stderr, bad.stderr
+        assert bad.stdout == ""
+    unknown = send({"type": "Nobody", "parameters": {}})
+    assert unknown.returncode == 1 and "serves Nobody" in unknown.stderr, unknown.stderr
