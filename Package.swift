@@ -49,9 +49,11 @@ let package = Package(
     ],
     targets: [
         // MARK: C binding
+        // No pkgConfig: zmq.h is in the default include path and module.modulemap links libzmq, while Debian's
+        // libzmq.pc adds `-isystem /usr/include/mit-krb5`, which SwiftPM reports as a prohibited flag on every build
+        // of this package and of every package that depends on it.
         .systemLibrary(
             name: "CZeroMQ",
-            pkgConfig: "libzmq",
             providers: [.apt(["libzmq3-dev"])]
         ),
         .systemLibrary(
