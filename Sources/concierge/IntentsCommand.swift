@@ -36,7 +36,9 @@ struct IntentsCommand: ParsableCommand {
     @OptionGroup var curve: CurveClientOptions
 
     func validate() throws {
-        do { try EndpointSyntax.check(broker, connecting: true) } catch { throw ValidationError("--broker: \(error.message)") }
+        do { try EndpointSyntax.check(broker, connecting: true) } catch {
+            throw ValidationError("--broker: \(error.message)")
+        }
         guard (10...60_000).contains(timeoutMs) else { throw ValidationError("--timeout-ms must be from 10 to 60000") }
     }
 

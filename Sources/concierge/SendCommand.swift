@@ -164,7 +164,9 @@ struct SendCommand: AsyncParsableCommand {
         }
         guard !type.definitions.isEmpty else {
             FileHandle.standardError.write(
-                Data("concierge send: --check: the workers of \(intentType) announce no definition (CIPW03 or older)\n".utf8))
+                Data(
+                    "concierge send: --check: the workers of \(intentType) announce no definition (CIPW03 or older)\n"
+                        .utf8))
             return
         }
         var problems: [String] = []

@@ -10,7 +10,9 @@ public struct OrderPizzaHandler: IntentHandler {
     /// The toppings on the menu.
     public static let menu: Set<String> = ["cheese", "ham", "mushrooms", "olives", "peppers"]
     /// Streets that exist in two towns: an address on one of them needs the user to say which.
-    public static let ambiguousStreets = ["1 Main Street": ["1 Main Street, Springfield", "1 Main Street, Shelbyville"]]
+    public static let ambiguousStreets = [
+        "1 Main Street": ["1 Main Street, Springfield", "1 Main Street, Shelbyville"]
+    ]
 
     public init() {}
 
