@@ -60,6 +60,7 @@ METRICS: dict[str, str] = {
     "concierge_timeouts_total": "counter",
     "concierge_worker_lost_total": "counter",
     "concierge_redispatches_total": "counter",
+    "concierge_requests_quarantined_total": "counter",  # ended worker-crashed (PROTOCOL.md 6.7)
     "concierge_journal_commit_duration_seconds": "histogram",
     "concierge_journal_available": "gauge",
     "concierge_worker_jobs_total": "counter",  # {worker,intent,phase,outcome}, from the workers' results
