@@ -6,9 +6,10 @@
 // Invariants: decoding never traps; a decoded command agrees with its frames (READY written out anew decodes the
 // same); an unregistered sender gets `.unregistered` for anything but READY; an error names a check of 5.12 and a
 // code that check may give, checks 5 and 6 only for registered senders, with a short message. The STATS query check
-// (5.14, before decoding) says yes only for exactly [CIPW02, STATS] or [CIPW03, STATS], and refuses only a longer
-// STATS, as check 3s.
+// (5.14, before decoding) says yes only for exactly [CIPW02, STATS], [CIPW03, STATS] or [CIPW04, STATS], and refuses
+// only a longer STATS, as check 3s. A CIPW04 READY pairs each intent type with its definition (5.16).
 
+import ConciergeJSON
 import IntentWire
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -22,7 +23,7 @@ public func fuzzWorkerFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
         Result { () throws(WorkerMessageError) in try decoder.decode(wire, isRegistered: registered) }
     }
     let isStats =
-        frames.count >= 2 && (frames[0] == FuzzInput.ascii("CIPW02") || frames[0] == FuzzInput.ascii("CIPW03"))
+        frames.count >= 2 && ["CIPW02", "CIPW03", "CIPW04"].map(FuzzInput.ascii).contains(frames[0])
         && frames[1] == FuzzInput.ascii("STATS")
     let query = WireFrames.withFrames(frames, dropped: dropped) { wire in
         Result { () throws(WorkerMessageError) in try decoder.isStatsQuery(wire) }
@@ -38,7 +39,8 @@ public func fuzzWorkerFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     case .success(let command):
         invariant(dropped == 0 && frames.count >= 2 && frames.count <= limits.maxFrames, "frame count")
         let version: UInt8 =
-            frames[0] == FuzzInput.ascii("CIPW03") ? 3 : frames[0] == FuzzInput.ascii("CIPW02") ? 2 : 1
+            frames[0] == FuzzInput.ascii("CIPW04")
+            ? 4 : frames[0] == FuzzInput.ascii("CIPW03") ? 3 : frames[0] == FuzzInput.ascii("CIPW02") ? 2 : 1
         invariant(frames[0] == FuzzInput.ascii("CIPW01") || version >= 2, "signature")
         let isReady = frames[1] == FuzzInput.ascii("READY")
         switch command {
@@ -50,7 +52,23 @@ public func fuzzWorkerFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
             invariant(ready.name == frames[3] && (1...255).contains(ready.name.count) && ready.name[0] != 0, "name")
             invariant(FuzzInput.isUTF8(ready.name), "name is not UTF-8")
             invariant(Set(ready.intentTypes).count == ready.intentTypes.count, "repeated intent types")
-            invariant(Set(ready.intentTypes) == Set(frames[4...]), "intent types")
+            if version >= 4 {
+                // Each type, then its definition: a JSON object defining that type.
+                invariant(frames.count % 2 == 0, "a CIPW04 READY of type and definition pairs")
+                invariant(
+                    Set(ready.intentTypes) == Set(stride(from: 4, to: frames.count, by: 2).map { frames[$0] }),
+                    "intent types")
+                invariant(ready.definitions.count == ready.intentTypes.count, "a definition per type")
+                for (type, definition) in zip(ready.intentTypes, ready.definitions) {
+                    invariant(
+                        definition.json["intent"]?.stringValue == String(decoding: type, as: UTF8.self),
+                        "definition's type")
+                    invariant(definition.digest.hasPrefix("sha256:") && definition.digest.utf8.count == 71, "digest")
+                }
+            } else {
+                invariant(Set(ready.intentTypes) == Set(frames[4...]), "intent types")
+                invariant(ready.definitions.isEmpty, "definitions before version 04")
+            }
             for type in ready.intentTypes {
                 invariant((1...255).contains(type.count) && FuzzInput.isUTF8(type), "intent type")
             }
@@ -59,7 +77,9 @@ public func fuzzWorkerFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
                     frames[0], FuzzInput.ascii("READY"), FuzzInput.ascii(String(ready.capacity)),
                     ready.name,
                 ]
-                + ready.intentTypes
+                + (version >= 4
+                    ? zip(ready.intentTypes, ready.definitions).flatMap { [$0, $1.json.serialized()] }
+                    : ready.intentTypes)
             invariant((try? decoder.decode(again, isRegistered: !registered)) == command, "READY decodes differently")
         case .unregistered(let name):
             invariant(!registered && !isReady, "unregistered")

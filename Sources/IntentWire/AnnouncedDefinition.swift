@@ -17,29 +17,28 @@ public struct AnnouncedDefinition: Sendable, Hashable {
     public static let maxSize = 65_536
 
     /// Reads a definition frame for intent type `intentType`.
-    /// - Throws: a message saying what is wrong: not JSON, not an object, `intent` not the type, a bad `version`.
+    /// - Throws: what is wrong, as the end of a sentence about the definition ("is not JSON …"): not JSON, not an
+    ///   object, `intent` not the type, a bad `version`.
     public init(frame: [UInt8], intentType: String) throws(AnnouncedDefinitionError) {
         guard frame.count <= Self.maxSize else {
-            throw AnnouncedDefinitionError("the definition of \(intentType) is larger than \(Self.maxSize) bytes")
+            throw AnnouncedDefinitionError("is larger than \(Self.maxSize) bytes")
         }
         let json: JSONValue
         do {
             json = try JSONValue.parse(frame)
         } catch {
-            throw AnnouncedDefinitionError("the definition of \(intentType) is not JSON: \(error)")
+            throw AnnouncedDefinitionError("is not JSON (\(error.code) at byte \(error.offset))")
         }
         guard json.objectValue != nil else {
-            throw AnnouncedDefinitionError("the definition of \(intentType) is not a JSON object")
+            throw AnnouncedDefinitionError("is not a JSON object")
         }
         guard json["intent"]?.stringValue == intentType else {
-            throw AnnouncedDefinitionError(
-                "the definition after \(intentType) does not define \"intent\": \"\(intentType)\"")
+            throw AnnouncedDefinitionError("does not define \"intent\" as the type before it")
         }
         var version = 1
         if let member = json["version"] {
             guard let number = member.intValue, number >= 1, number <= Int(Int32.max) else {
-                throw AnnouncedDefinitionError(
-                    "the \"version\" of \(intentType)'s definition must be a whole number from 1")
+                throw AnnouncedDefinitionError("has a \"version\" that is not a whole number from 1")
             }
             version = number
         }

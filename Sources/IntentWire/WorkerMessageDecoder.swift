@@ -147,7 +147,7 @@ public struct WorkerMessageDecoder: Sendable {
                     definition = try AnnouncedDefinition(
                         frame: Array(frames[index + 1]), intentType: String(decoding: bytes, as: UTF8.self))
                 } catch {
-                    throw fail("F\(index + 1): \(error.message)")
+                    throw fail("F\(index + 1), the definition of \(WireText.display(type)), \(error.message)")
                 }
             }
             if let known = intentTypes.firstIndex(of: bytes) {
