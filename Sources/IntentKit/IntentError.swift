@@ -1,5 +1,5 @@
 public import ConciergeJSON
-public import IntentWire
+public import IntentVocabulary
 
 /// An error of the job runner, sent as the body of an ``JobOutcome/error`` outcome: `{"code": ..., "message": ...}`.
 ///

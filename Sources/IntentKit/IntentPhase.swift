@@ -1,4 +1,4 @@
-public import IntentWire
+public import IntentVocabulary
 
 /// A phase of the intent lifecycle: resolve each parameter (``IntentHandler/resolve(intent:context:)``), then
 /// confirm (``IntentHandler/confirm(intent:context:)``), then handle (``IntentHandler/handle(intent:context:)``).

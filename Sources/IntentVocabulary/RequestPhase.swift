@@ -24,12 +24,6 @@ public enum RequestPhase: String, Sendable, CaseIterable, CustomStringConvertibl
 
     public var description: String { name.description }
 
-    /// Parses a phase frame.
-    public init?(frame: UnsafeRawBufferPointer) {
-        guard let phase = Self.allCases.first(where: { $0.name.matches(frame) }) else { return nil }
-        self = phase
-    }
-
     /// Parses a phase's wire name.
     public init?(_ string: String) { self.init(rawValue: string) }
 

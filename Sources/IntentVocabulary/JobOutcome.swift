@@ -1,7 +1,7 @@
 /// How a job ended: frame F3 of a worker's RESULT (`Schemas/PROTOCOL.md` section 5.3).
 ///
-/// The one definition of the outcome words: the worker runtime sends ``name``, the broker decodes it with
-/// ``init(frame:)``, and IntentKit's job runner returns it in a `JobOutput`.
+/// The one definition of the outcome words: the worker runtime sends ``name``, the broker decodes it (IntentWire's
+/// `init(frame:)`), and IntentKit's job runner returns it in a `JobOutput`.
 public enum JobOutcome: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// The phase is done and a lifecycle may go on to the next phase.
     case `continue`
@@ -24,18 +24,4 @@ public enum JobOutcome: String, Sendable, Hashable, CaseIterable, CustomStringCo
     }
 
     public var description: String { rawValue }
-
-    /// Parses an outcome frame as a broker must (section 5.3): `continue`, `error`, `cancelled` (version 02), and
-    /// `stop` for any other word.
-    public init(frame: UnsafeRawBufferPointer) {
-        if Self.continue.name.matches(frame) {
-            self = .continue
-        } else if Self.error.name.matches(frame) {
-            self = .error
-        } else if Self.cancelled.name.matches(frame) {
-            self = .cancelled
-        } else {
-            self = .stop
-        }
-    }
 }
