@@ -294,7 +294,7 @@ let package = Package(
         .testTarget(
             name: "IntentWorkerTests",
             dependencies: [
-                "IntentWorker", "IntentKit", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+                "IntentWorker", "IntentKit", "IntentWire", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -19,14 +19,6 @@ import ZeroMQ
 /// whose last phase (F9) is later than its phase runs the lifecycle's phases one after the other in the same task,
 /// a fresh handler and a RESULT for each, while they answer `continue` (section 5.15).
 final class WorkerLoop: @unchecked Sendable {
-    struct Finished {
-        let generation: Int
-        let jobID: [UInt8]
-        let output: JobOutput
-        /// The job's last RESULT: false for a `continue` of a chained job, whose next phase runs next (section 5.15).
-        var last = true
-    }
-
     /// The signature of every message the worker sends: it speaks version 04 (sections 5.13, 5.15 and 5.16).
     static let signature = CIP.workerSignatureV4
 
@@ -36,7 +28,7 @@ final class WorkerLoop: @unchecked Sendable {
     let context = ZMQContext()
     private let wake = EventFD()
     private let drainRequested = Atomic<Bool>(false)
-    private let finished = Mutex<[Finished]>([])
+    private let finished = Mutex<[FinishedJob]>([])
     private let executor: WorkerThreadExecutor?
     /// The tasks that run jobs on ``executor``, reused from job to job (nil when jobs run on Swift's pool).
     private let runners: JobRunnerPool?
@@ -45,47 +37,23 @@ final class WorkerLoop: @unchecked Sendable {
     private let standbyWake = EventFD()
 
     // Loop state
+    /// The rules: registration, liveness, endpoints, draining, and the accounting of jobs and RESULTs.
+    private var session: WorkerSession
     private var receiveBuffer = ZMQMultipart(capacity: 16)
-    /// Results whose RESULT could not be sent yet (the connection's queue was full): sent before newer ones.
-    private var unsent: [Finished] = []
     /// How many times a handler held the loop's thread long enough for another thread to take the loop over.
     private var handOvers = 0
-    /// Results of jobs from a connection that was replaced, not sent.
-    private var droppedResults = 0
-    /// Why the loop ended other than by a drain (reported to the `Service`).
-    private var failure: WorkerError?
+    /// Why the loop ended other than by a drain or the broker's refusal (reported to the `Service`).
+    private var loopFailure: WorkerError?
     private var socket: ZMQSocket?
     /// What the loop waits on for the current socket, made once per connection.
     private var loopPoller: LoopPoller?
     /// Watches the socket for failed security handshakes (read when the broker is silent, to say why).
     private var monitor: ZMQSocketMonitor?
-    /// The connection completed its handshake (so a disconnection now means the broker went away).
-    private var connectionEstablished = false
     /// The last failed security handshake on the current socket, explained.
     private var handshakeExplanation: String?
-    /// Whether a handshake with a broker ever completed: after one did, a connection breaking off during the
-    /// handshake means the broker went away, not that it requires CURVE.
-    private var handshakeSucceededBefore = false
-    private var generation = 0
-    private var running = 0
     /// The tasks of the jobs running on the current connection, by job id (its 8 bytes as one number), so that a
     /// CANCEL reaches them. An entry goes when its job's RESULT is sent (or dropped), and all go with the connection.
     private var runningTasks: [UInt64: Task<Void, Never>] = [:]
-    /// Jobs a CANCEL reached while they ran.
-    private var cancelledJobs = 0
-    /// RESULTs with outcome `cancelled` (handlers that stopped for a CANCEL).
-    private var cancelledResults = 0
-    private var draining = false
-    /// The broker acknowledged DRAIN: every JOB it sent us has arrived.
-    private var drainAcknowledged = false
-    private var drainDeadline: UInt64 = 0
-    private var brokerExpiry: UInt64 = 0
-    private var nextHeartbeat: UInt64 = 0
-    private var reconnectDelay: Duration
-    /// The endpoint in use, and when to move to the next.
-    private var rotation: EndpointRotation
-    /// The broker sent something other than DISCONNECT since this connection's READY (it took the registration).
-    private var registered = false
 
     /// The loop's poller: the socket, the wake-up eventfd and the monitor. The monitor is waited on through its
     /// readiness descriptor rather than as a socket, so that a poll costs one `ZMQ_EVENTS` check (two system calls
@@ -123,9 +91,7 @@ final class WorkerLoop: @unchecked Sendable {
         var logger = logger
         logger[metadataKey: "worker"] = "\(configuration.name)"
         self.logger = logger
-        reconnectDelay = configuration.reconnectInitialDelay
-        rotation = EndpointRotation(
-            endpoints: configuration.brokerEndpoints, handshakeWindow: configuration.heartbeatInterval.nanoseconds)
+        session = WorkerSession(timing: .init(configuration), endpoints: configuration.brokerEndpoints)
         let executor = configuration.jobExecution == .workerThread ? WorkerThreadExecutor(wake: wake) : nil
         self.executor = executor
         runners = executor.map(JobRunnerPool.init(executor:))
@@ -135,8 +101,6 @@ final class WorkerLoop: @unchecked Sendable {
         drainRequested.store(true, ordering: .releasing)
         wake.signal()
     }
-
-    private var heartbeatNanos: UInt64 { configuration.heartbeatInterval.nanoseconds }
 
     /// How long one handler may hold the loop's thread before the standby takes the loop over: a fifth of the
     /// heartbeat interval, between 10 and 100 ms (the hand-over happens after one to two of these).
@@ -150,7 +114,7 @@ final class WorkerLoop: @unchecked Sendable {
         socket?.close()
         monitor?.close()
         monitor = nil
-        generation += 1
+        session.connecting(now: MonotonicTime.now())
         // The jobs of the old connection are over for the broker (re-dispatched, or ended `worker-lost` with their
         // outcome unknown, so a keyed retry may run elsewhere): their RESULTs are dropped, and their handlers are
         // cancelled so that an attempt does not go on beside its retry (PROTOCOL.md 7.1).
@@ -166,14 +130,11 @@ final class WorkerLoop: @unchecked Sendable {
             try socket.setOption(.sendHighWaterMark, 100_000)
             try socket.setOption(.receiveHighWaterMark, 100_000)
             if let curve = configuration.curve { try socket.makeCurveClient(curve) }
-            connectionEstablished = false
             handshakeExplanation = nil
             monitor = try? ZMQSocketMonitor(
                 context: context, watching: socket,
                 events: ZMQMonitorEvent.Kind.handshakeFailures.union([.handshakeSucceeded, .disconnected]))
-            rotation.awaitHandshake(from: MonotonicTime.now())
-            registered = false
-            try socket.connect(rotation.current)
+            try socket.connect(session.rotation.current)
             var frames: [[UInt8]] = [
                 Self.signature.bytes, CIP.Worker.ready.bytes, Array(String(configuration.capacity).utf8),
                 Array(configuration.name.utf8),
@@ -190,13 +151,11 @@ final class WorkerLoop: @unchecked Sendable {
             logger.error("cannot connect to the broker", metadata: ["error": "\(error)"])
             self.socket = nil
         }
-        let now = MonotonicTime.now()
-        brokerExpiry = now + heartbeatNanos * UInt64(max(1, configuration.heartbeatLiveness))
-        nextHeartbeat = now + heartbeatNanos
+        session.connected(now: MonotonicTime.now())
         logger.info(
             "worker registering",
             metadata: [
-                "broker": "\(rotation.current)", "capacity": "\(configuration.capacity)",
+                "broker": "\(session.rotation.current)", "capacity": "\(configuration.capacity)",
                 "intents": "\(provider.intentTypes)",
             ]
         )
@@ -205,13 +164,12 @@ final class WorkerLoop: @unchecked Sendable {
     /// Waits with exponential backoff, then connects again (results of jobs from the old connection are dropped:
     /// the broker has re-dispatched or failed them). With several endpoints, `move` connects to the next one.
     private func reconnect(reason: String, move: Bool = false) {
-        if move && rotation.rotates {
-            let from = rotation.current
-            rotation.advance()
+        let reconnectDelay = session.reconnectDelay
+        if let from = session.moveIfAsked(move) {
             logger.info(
                 "moving to the next broker endpoint",
                 metadata: [
-                    "broker": "\(rotation.current)", "from": "\(from)", "reason": "\(reason)",
+                    "broker": "\(session.rotation.current)", "from": "\(from)", "reason": "\(reason)",
                     "delay": "\(reconnectDelay)",
                 ])
         }
@@ -241,7 +199,7 @@ final class WorkerLoop: @unchecked Sendable {
                 if drainRequested.load(ordering: .acquiring) { return }
             }
         }
-        reconnectDelay = min(reconnectDelay * 2, configuration.reconnectMaxDelay)
+        session.backoffElapsed()
         connect()
     }
 
@@ -257,23 +215,11 @@ final class WorkerLoop: @unchecked Sendable {
         var dropped = false
         while let event = try? monitor?.receive() {
             if event.kind == .handshakeSucceeded {
-                connectionEstablished = true
-                handshakeSucceededBefore = true
-                rotation.handshakeSucceeded()
-                if !registered {
-                    // The broker's silence counts from the handshake, not from connect(): a connection that took
-                    // most of the liveness window to complete (a link coming back) must not be dropped just as the
-                    // broker answers READY, which would lose the jobs it hands out meanwhile.
-                    let now = MonotonicTime.now()
-                    brokerExpiry = max(
-                        brokerExpiry, now + heartbeatNanos * UInt64(max(1, configuration.heartbeatLiveness)))
-                }
+                session.handshakeSucceeded(now: MonotonicTime.now())
             } else if event.kind == .disconnected {
-                dropped = dropped || connectionEstablished
-                connectionEstablished = false
-                rotation.awaitHandshake(from: MonotonicTime.now())
+                dropped = session.disconnected(now: MonotonicTime.now()) || dropped
             } else if let explanation = event.handshakeFailureExplanation(
-                usingCurve: configuration.curve != nil, handshakeSucceededBefore: handshakeSucceededBefore)
+                usingCurve: configuration.curve != nil, handshakeSucceededBefore: session.handshakeSucceededBefore)
             {
                 handshakeExplanation = explanation
             }
@@ -325,7 +271,7 @@ final class WorkerLoop: @unchecked Sendable {
     private func own(onFinish: @Sendable (WorkerError?) -> Void) {
         guard runLoop() else { return }  // taken over while a handler ran: the new owner goes on
         tearDown()
-        let failure = self.failure
+        let failure = session.failure ?? loopFailure
         relay.finish()
         standbyWake.signal()
         onFinish(failure)
@@ -334,16 +280,10 @@ final class WorkerLoop: @unchecked Sendable {
     /// The loop. Returns true when it ended, false when another thread took it over while a handler ran here.
     private func runLoop() -> Bool {
         while true {
-            if failure != nil && running == 0 { break }  // refused by the broker (section 5.16)
-            if drainRequested.load(ordering: .acquiring) && !draining { beginDrain() }
-            if draining
-                && ((running == 0 && (drainAcknowledged || socket == nil))
-                    || MonotonicTime.now() >= drainDeadline)
-            {
-                break
-            }
+            if drainRequested.load(ordering: .acquiring) && !session.draining { beginDrain() }
+            if session.isOver(now: MonotonicTime.now(), connected: socket != nil) { break }
             guard let socket else {
-                if draining { break }
+                if session.draining { break }
                 reconnect(reason: "no connection")
                 if drainRequested.load(ordering: .acquiring) && socket == nil { break }
                 continue
@@ -360,18 +300,17 @@ final class WorkerLoop: @unchecked Sendable {
                 readMonitor = true
             }
             let now = MonotonicTime.now()
-            var wakeAt = min(nextHeartbeat, brokerExpiry)
-            if let deadline = rotation.moveDeadline { wakeAt = min(wakeAt, deadline) }
-            if draining { wakeAt = min(wakeAt, drainDeadline) }
+            let wakeAt = session.wakeTime
             var timeout = wakeAt > now ? Int((wakeAt - now + 999_999) / 1_000_000) : 0
             if executor?.hasPendingJobs == true || hasFinished { timeout = 0 }
-            if !unsent.isEmpty { timeout = min(timeout, 10) }  // retry RESULTs the full queue refused
+            if !session.unsent.isEmpty { timeout = min(timeout, 10) }  // retry RESULTs the full queue refused
             if readMonitor { timeout = 0 }
             do {
                 try waits.poller.poll(timeoutMilliseconds: timeout)
             } catch {
                 logger.error("poll failed", metadata: ["error": "\(error)"])
-                failure = WorkerError(code: .pollFailed, message: "waiting on the broker's socket failed: \(error)")
+                loopFailure = WorkerError(
+                    code: .pollFailed, message: "waiting on the broker's socket failed: \(error)")
                 break
             }
             if waits.poller.isReadable(waits.wakeIndex) { wake.drain() }
@@ -380,7 +319,7 @@ final class WorkerLoop: @unchecked Sendable {
             {
                 // A new socket, so nothing of the old connection (RESULTs of its jobs, queued frames) reaches
                 // whichever broker answers next; the broker that gave the jobs has re-dispatched or failed them.
-                if draining {
+                if session.draining {
                     logger.warning("connection to the broker lost while draining; leaving")
                     self.socket?.close()
                     self.socket = nil
@@ -388,7 +327,7 @@ final class WorkerLoop: @unchecked Sendable {
                 }
                 logger.warning(
                     "connection to the broker lost; registering again on a new connection",
-                    metadata: ["running-jobs": "\(running)"])
+                    metadata: ["running-jobs": "\(session.running)"])
                 connect()
                 continue
             }
@@ -401,31 +340,28 @@ final class WorkerLoop: @unchecked Sendable {
             if let executor, !executor.runPendingJobs(relay: relay) { return false }
             if let current = self.socket { sendFinished(current) }
             guard self.socket === socket else { continue }  // reconnected while handling
-            let later = MonotonicTime.now()
-            if later >= brokerExpiry {
-                if draining {
+            switch session.due(now: MonotonicTime.now()) {
+            case .nothing:
+                break
+            case .heartbeat:
+                _ = try? socket.send(multipart: [Self.signature.bytes, CIP.Worker.heartbeat.bytes])
+            case .brokerSilent:
+                if session.draining {
                     logger.warning("broker silent while draining; leaving")
                     self.socket?.close()
                     self.socket = nil
-                    break
+                    return true
                 }
                 reconnect(reason: "broker silent for \(configuration.heartbeatLiveness) heartbeats", move: true)
-                continue
-            }
-            if rotation.handshakeOverdue(at: later) {
+            case .handshakeOverdue:
                 // A standby binds nothing: this connection will not complete; try the next endpoint.
-                if draining {
+                if session.draining {
                     logger.warning("no broker while draining; leaving")
                     self.socket?.close()
                     self.socket = nil
-                    break
+                    return true
                 }
                 reconnect(reason: "no handshake within one heartbeat interval", move: true)
-                continue
-            }
-            if later >= nextHeartbeat {
-                _ = try? socket.send(multipart: [Self.signature.bytes, CIP.Worker.heartbeat.bytes])
-                nextHeartbeat = later + heartbeatNanos
             }
         }
         return true
@@ -445,23 +381,21 @@ final class WorkerLoop: @unchecked Sendable {
         logger.info(
             "worker stopped",
             metadata: [
-                "unfinished-jobs": "\(running)", "loop-hand-overs": "\(handOvers)",
-                "results-dropped": "\(droppedResults)", "jobs-cancelled": "\(cancelledJobs)",
-                "results-cancelled": "\(cancelledResults)", "job-runners": "\(runners?.runnersMade ?? 0)",
+                "unfinished-jobs": "\(session.running)", "loop-hand-overs": "\(handOvers)",
+                "results-dropped": "\(session.droppedResults)", "jobs-cancelled": "\(session.cancelledJobs)",
+                "results-cancelled": "\(session.cancelledResults)", "job-runners": "\(runners?.runnersMade ?? 0)",
             ])
     }
 
     private func beginDrain() {
-        draining = true
-        drainDeadline = MonotonicTime.now() + configuration.drainTimeout.nanoseconds
-        logger.info("worker draining", metadata: ["running": "\(running)"])
+        session.beginDrain(now: MonotonicTime.now())
+        logger.info("worker draining", metadata: ["running": "\(session.running)"])
         if let socket { _ = try? socket.send(multipart: [Self.signature.bytes, CIP.Worker.drain.bytes]) }
     }
 
     /// Handles one message from the broker. Returns false when the connection was replaced.
     private func handle(_ message: inout ZMQMultipart) -> Bool {
         let now = MonotonicTime.now()
-        brokerExpiry = now + heartbeatNanos * UInt64(max(1, configuration.heartbeatLiveness))
         let command: BrokerCommand
         do throws(BrokerMessageError) {
             command = try message.withFrames { frames, dropped throws(BrokerMessageError) in
@@ -469,51 +403,44 @@ final class WorkerLoop: @unchecked Sendable {
             }
         } catch {
             guard let jobID = error.jobID else {
+                session.receivedAnything(now: now)
                 logger.warning("ignored a message from the broker", metadata: ["error": "\(error)"])
                 return true
             }
             // A JOB with a usable job id: answer it, so the broker frees the slot and the caller hears why.
             logger.warning("malformed JOB", metadata: ["error": "\(error)"])
-            running += 1  // balanced when the answer is sent
+            session.receivedMalformedJob(now: now)
             post(
-                Finished(
-                    generation: generation, jobID: jobID,
+                FinishedJob(
+                    generation: session.generation, jobID: jobID,
                     output: JobOutput(outcome: .error, body: WireBody.error(error.code, error.message))
                 )
             )
             return true
         }
-        if case .disconnect = command, !registered, !draining {
-            // DISCONNECT as the answer to READY: this broker does not take workers (it lost its journal's database
-            // and stopped accepting, or it is going away). Try again with the backoff, on the next endpoint if there
-            // are several, instead of registering again at once, over and over.
-            reconnect(reason: "the broker answered READY with DISCONNECT", move: true)
-            return false
-        }
-        registered = true
-        reconnectDelay = configuration.reconnectInitialDelay
-        switch command {
-        case .job(let job):
-            startJob(job, message: &message)
-        case .heartbeat:
-            break  // liveness already refreshed
+        switch session.received(command, now: now) {
+        case .none:
+            return true
+        case .startJob:
+            if case .job(let job) = command { startJob(job, message: &message) }
+            return true
         case .cancel(let jobID):
             cancel(jobID)
-        case .drain:
-            drainAcknowledged = true
-        case .disconnect:
-            if draining { return true }
+            return true
+        case .reconnectElsewhere:
+            reconnect(reason: "the broker answered READY with DISCONNECT", move: true)
+            return false
+        case .registerAgain:
             logger.info("broker asked to register again")
             connect()
             return false
-        case .error(let code, let text) where code == WireErrorCode.definitionMismatch.rawValue:
-            // The answer to READY (section 5.16): registering again would be refused again; the worker stops.
+        case .stop(let text):
             logger.critical("the broker refused this worker's intent definitions", metadata: ["message": "\(text)"])
-            failure = WorkerError(code: .definitionRefused, message: text)
-        case .error(let code, let text):
+            return true
+        case .reportError(let code, let text):
             logger.error("broker reported an error", metadata: ["code": "\(code)", "message": "\(text)"])
+            return true
         }
-        return true
     }
 
     private func startJob(_ job: WorkerJob, message: inout ZMQMultipart) {
@@ -521,8 +448,7 @@ final class WorkerLoop: @unchecked Sendable {
         let intentType = job.intentType
         let left = job.timeLeftMilliseconds
         let body = message.bytes(WorkerJob.bodyIndex)
-        let generation = self.generation
-        running += 1
+        let generation = session.generation
         // The decoder lets no `lifecycle` JOB through, and the job runner answers one with error `malformed`.
         let phase = job.phase
         let key = Self.key(jobID)
@@ -550,10 +476,10 @@ final class WorkerLoop: @unchecked Sendable {
                 // A chained job (section 5.15) goes on with the next phase on this one's output, in a fresh handler;
                 // once CANCEL reached the task, that phase answers `cancelled` without running its handler.
                 guard output.outcome == .continue, phase.order < lastPhase.order, let next = phase.next else {
-                    self.post(Finished(generation: generation, jobID: jobID, output: output))
+                    self.post(FinishedJob(generation: generation, jobID: jobID, output: output))
                     return
                 }
-                self.post(Finished(generation: generation, jobID: jobID, output: output, last: false))
+                self.post(FinishedJob(generation: generation, jobID: jobID, output: output, last: false))
                 phase = next
                 body = output.body
             }
@@ -576,14 +502,11 @@ final class WorkerLoop: @unchecked Sendable {
             logger.debug("CANCEL for a job not running here ignored", metadata: ["job": "\(Self.hex(jobID))"])
             return
         }
-        let answered =
-            finished.withLock { $0.contains { $0.last && $0.jobID == jobID } }
-            || unsent.contains { $0.last && $0.jobID == jobID }
-        guard !answered else {
+        let answered = finished.withLock { $0.contains { $0.last && $0.jobID == jobID } }
+        guard session.shouldCancel(jobID, answered: answered) else {
             logger.debug("CANCEL for a job already finished ignored", metadata: ["job": "\(Self.hex(jobID))"])
             return
         }
-        cancelledJobs += 1
         logger.info("job cancelled", metadata: ["job": "\(Self.hex(jobID))"])
         task.cancel()
     }
@@ -607,7 +530,7 @@ final class WorkerLoop: @unchecked Sendable {
         }
     }
 
-    private func post(_ result: Finished) {
+    private func post(_ result: FinishedJob) {
         finished.withLock { $0.append(result) }
         // On the loop's own thread the loop sends it before it polls again; elsewhere, wake the loop.
         if executor == nil || executor?.isOwnerThread == false { wake.signal() }
@@ -618,47 +541,35 @@ final class WorkerLoop: @unchecked Sendable {
     /// Sends the RESULTs of finished jobs, never waiting: what the connection's full queue refuses is kept, in
     /// order, for the next turn of the loop (dropped if the connection is replaced meanwhile, section 7.1).
     private func sendFinished(_ socket: ZMQSocket) {
-        let batch = finished.withLock { pending -> [Finished] in
+        let batch = finished.withLock { pending -> [FinishedJob] in
             let batch = pending
             pending.removeAll(keepingCapacity: true)
             return batch
         }
-        if unsent.isEmpty && batch.isEmpty { return }
-        // The common case, nothing refused earlier, takes the batch as it is (no copy).
-        var queue = batch
-        if !unsent.isEmpty {
-            queue = unsent + batch
-            unsent.removeAll()
-        }
-        var stale = 0
-        defer {
-            if stale > 0 {
-                droppedResults += stale
-                logger.info("dropped results of jobs from a lost connection", metadata: ["results": "\(stale)"])
-            }
+        if session.unsent.isEmpty && batch.isEmpty { return }
+        let dropped = session.droppedResults
+        let queue = session.resultsToSend(batch)
+        if session.droppedResults > dropped {
+            logger.info(
+                "dropped results of jobs from a lost connection",
+                metadata: ["results": "\(session.droppedResults - dropped)"])
         }
         for (index, result) in queue.enumerated() {
-            guard result.generation == generation else {  // from a connection that is gone (section 7.1)
-                stale += 1
-                if result.last { running -= 1 }
-                continue
-            }
             if result.last { runningTasks[Self.key(result.jobID)] = nil }
             do {
                 // A message's first frame is refused when the queue is full; its later frames are then always taken.
                 guard try socket.send(Self.signature, more: true) else {
-                    unsent = Array(queue[index...])
+                    session.resultsRefused(queue[index...])
                     return
                 }
                 try socket.send(CIP.Worker.result, more: true)
                 try socket.send(result.jobID, more: true)
                 try socket.send(result.output.outcome.name, more: true)
                 try socket.send(result.output.body)
-                if result.output.outcome == .cancelled { cancelledResults += 1 }
             } catch {
                 logger.error("could not send a result", metadata: ["error": "\(error)"])
             }
-            if result.last { running -= 1 }
+            session.resultSent(result)
         }
     }
 }
