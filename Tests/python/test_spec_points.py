@@ -4,7 +4,11 @@ clients and workers (cip.Client, cip.PyWorker).
 
 The divergences, now fixed: a type whose jobs no worker has answered yet has no pace, so its requests queue instead
 of being refused `busy` at arrival (4.8 check 15, 6.6); an attached duplicate's `elapsed_ms` counts from its own
-acceptance (11.9); a registered worker gets even its ERRORs in its registered version (5.13)."""
+acceptance (11.9); a registered worker gets even its ERRORs in its registered version (5.9).
+
+Decisions and their tests: 29, 30, 31, 32, 33, 35, 36 and 37 below; 34 (F4 of `cancelled` when a lifecycle's job
+answers `continue` after CANCEL) is test_cancel.py::test_a_cancelled_lifecycle_stops_between_phases; 35 for CIPW03
+STATS is test_worker_v3.py::test_a_malformed_cipw03_stats_is_answered_in_cipw03; 38 is the first test below."""
 
 from __future__ import annotations
 
@@ -63,7 +67,7 @@ def status_of(c, rid):
 
 
 def test_before_any_answer_a_burst_queues_instead_of_being_refused(spawn):
-    """4.8 check 15 and 6.6: a broker that has seen no job of a type answered has no pace for it, so it sheds
+    """Decision 38; 4.8 check 15 and 6.6: a broker that has seen no job of a type answered has no pace for it, so it sheds
     nothing at arrival: requests that arrive before the workers register (startup grace period) queue as usual and
     run once a worker comes. (The broker used to read a type that waited a second without an answer as running
     "about 0 jobs/s" and refuse the burst `busy` at once.)"""
@@ -106,7 +110,7 @@ def test_an_attached_duplicates_elapsed_ms_counts_from_its_own_acceptance(spawn,
 
 @pytest.mark.parametrize("signature", [CIPW, CIPW3])
 def test_a_registered_worker_gets_its_errors_in_its_registered_version(spawn, broker, signature):
-    """5.13: the broker sends a worker registered as CIPW02 every message with F0 CIPW02, the ERROR that answers a
+    """5.9 (decision 35): the broker sends a worker registered as CIPW02 every message with F0 CIPW02, the ERROR that answers a
     message of another version included (an unknown command, check 5; a malformed RESULT, check 6)."""
     w = worker(spawn, broker, version=2)
     w.send([signature, b"BOGUS"])
