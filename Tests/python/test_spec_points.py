@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
 import time
 import urllib.request
 import uuid
