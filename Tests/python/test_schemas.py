@@ -151,7 +151,7 @@ def test_error_codes_of_section_10_2_match_the_schema():
     assert set(codes) == set(S.documents["error.schema.json"]["$defs"]["code"]["enum"])
 
 
-# Section 9: CIP/1 may add optional keys to progress and error bodies and to the confirm and handle responses, and
+# Section 9: any version may add optional keys to progress and error bodies and to the confirm and handle responses, and
 # receivers MUST ignore keys they do not know; their required keys stay required. Other objects stay closed.
 OPEN_OBJECTS = [
     ("progress.schema.json", {"state": "running", "phase": "handle", "elapsed_ms": 500, "worker": "w"}, "state"),
@@ -169,7 +169,7 @@ def test_bodies_receivers_only_read_accept_unknown_keys_but_keep_required_ones(r
     validator = S.validator(ref)
     assert not list(validator.iter_errors(body)), "the body as this revision sends it"
     extended = {**body, "retry_after_ms": 250, "x-vendor": {"any": ["thing"]}}
-    assert not [e.message for e in validator.iter_errors(extended)], "a later CIP/1 revision's extra keys"
+    assert not [e.message for e in validator.iter_errors(extended)], "a later revision's extra keys"
     missing = {k: v for k, v in extended.items() if k != required}
     assert list(validator.iter_errors(missing)), f"{required} is still required"
 

@@ -118,7 +118,7 @@ extension BrokerCore {
     ) {
         guard let request = requests[first] else { return }
         let actAt = now + deadline - replyMargin(deadline)
-        let listener = Listener(key: key, version: version, actAt: actAt)
+        let listener = Listener(key: key, version: version, actAt: actAt, arrival: now)
         requests[first]?.listeners.append(listener)
         if journaling { journal.append(.attached(first, listener)) }
         setTimer(.listenerDeadline, at: actAt, for: first)
@@ -264,11 +264,12 @@ extension BrokerCore {
     mutating func status(client: [UInt8], requestID: [UInt8], version: UInt8 = 1, now: UInt64) {
         let key = RequestKey(client: client, id: requestID)
         if let id = requestIDs[key], let request = requests[id] {
+            let since = request.listeners.first { $0.key == key }?.arrival  // an attached duplicate's own clock
             actions.append(
                 .reply(
                     ClientReply(
                         client: client, command: .status, requestID: requestID, status: .progress,
-                        phase: request.phase.name, payload: .bytes(progressBody(request, now: now)),
+                        phase: request.phase.name, payload: .bytes(progressBody(request, now: now, since: since)),
                         version: version)))
         } else if let result = results.result(for: key) {
             actions.append(
@@ -284,12 +285,12 @@ extension BrokerCore {
         }
     }
 
-    /// The progress body of section 11.9.
-    func progressBody(_ request: BrokerRequest<Body>, now: UInt64) -> [UInt8] {
+    /// The progress body of section 11.9; `since` is an attached duplicate's own acceptance (nil: the request's).
+    func progressBody(_ request: BrokerRequest<Body>, now: UInt64, since: UInt64? = nil) -> [UInt8] {
         WireBody.progress(
             state: request.isQueued ? "queued" : "running",
             phase: request.phase,
-            elapsedMilliseconds: Int((now &- request.arrival) / 1_000_000),
+            elapsedMilliseconds: Int((now &- (since ?? request.arrival)) / 1_000_000),
             worker: request.worker.flatMap { workers[$0]?.name }
         )
     }

@@ -134,7 +134,9 @@ extension BrokerCore {
         }
         for index in listeners.indices where !listeners[index].progressSent && listeners[index].actAt <= now {
             listeners[index].progressSent = true
-            sendProgress(request, to: listeners[index].key, version: listeners[index].version, now: now)
+            sendProgress(
+                request, to: listeners[index].key, version: listeners[index].version, since: listeners[index].arrival,
+                now: now)
         }
         requests[request.id]?.listeners = listeners
         for listener in shed {
@@ -157,7 +159,9 @@ extension BrokerCore {
     }
 
     /// The one `progress` reply of a request (or of a duplicate attached to it), rule 3.
-    mutating func sendProgress(_ request: BrokerRequest<Body>, to key: RequestKey, version: UInt8, now: UInt64) {
+    mutating func sendProgress(
+        _ request: BrokerRequest<Body>, to key: RequestKey, version: UInt8, since: UInt64? = nil, now: UInt64
+    ) {
         statistics.progressReplies += 1
         // The request's own first reply is timed; an attached duplicate's arrival is not kept.
         metrics?.progressSent(afterNanoseconds: key == request.key ? now &- request.arrival : nil)
@@ -165,6 +169,7 @@ extension BrokerCore {
             .reply(
                 ClientReply(
                     client: key.client, command: .reply, requestID: key.id, status: .progress,
-                    phase: request.phase.name, payload: .bytes(progressBody(request, now: now)), version: version)))
+                    phase: request.phase.name, payload: .bytes(progressBody(request, now: now, since: since)),
+                    version: version)))
     }
 }

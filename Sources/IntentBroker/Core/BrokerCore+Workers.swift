@@ -16,7 +16,15 @@ extension BrokerCore {
             .malformedWorkerMessage, peer: routingID, "malformed message from a worker",
             ["code": "\(error.code)", "error": "\(error.message)"], now: now)
         if error.isFromRegisteredWorker, let id = workerIDs[ByteKey(routingID)] { heard(from: id, now: now) }
-        actions.append(.control(routingID: routingID, version: version, .error(error.code, error.message)))
+        // A registered worker gets every message in the version of its READY (section 5.13), even the answer to a
+        // message of another version; a READY starts a registration of its own, and STATS is outside any.
+        var answerVersion = version
+        if error.command != .ready, error.command != .stats, let id = workerIDs[ByteKey(routingID)],
+            let registered = workers[id]?.version
+        {
+            answerVersion = registered
+        }
+        actions.append(.control(routingID: routingID, version: answerVersion, .error(error.code, error.message)))
     }
 
     /// A message from a worker that passed the checks. `resultBody` is the body frame of a RESULT; `version` is the

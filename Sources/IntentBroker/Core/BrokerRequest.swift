@@ -106,5 +106,8 @@ struct Listener {
     let version: UInt8
     /// When its deadline is acted on (less the reply margin), monotonic nanoseconds.
     let actAt: UInt64
+    /// When the broker accepted it, monotonic nanoseconds: its own `elapsed_ms` counts from here (section 11.9).
+    /// Nil for one recovered from a journal, which keeps only its deadline: it counts from the request's arrival.
+    var arrival: UInt64? = nil
     var progressSent = false
 }

@@ -11,8 +11,7 @@
 /// at one span per 100 ms window), so the estimate knows how many answers it rests on. Shedding a request that would
 /// have started in time is worse than admitting one that is then shed at its deadline, so ``wouldMiss`` judges with
 /// the fastest pace the answers seen make likely (about two standard deviations above the count), not the mean: a
-/// few answers over a short span, as on a busy machine, shed nothing; a saturated type that answers nothing for a
-/// second reads as at most 3 jobs/s.
+/// few answers over a short span, as on a busy machine, shed nothing; and before the first answer there is no pace.
 struct ServicePace {
     /// The shortest span measured, in nanoseconds: shorter ones say more about scheduling than about the type.
     static var minimumSpan: UInt64 { 50_000_000 }
@@ -31,9 +30,11 @@ struct ServicePace {
     /// The mean pace, jobs per second (0 until first measured).
     var jobsPerSecond: Double { recentSeconds > 0 ? recentAnswers / recentSeconds : 0 }
 
-    /// The fastest pace the answers seen make likely: the count raised by about two standard deviations.
+    /// The fastest pace the answers seen make likely: the count raised by about two standard deviations. Infinite
+    /// until an answer was seen while saturated: a type no worker has answered yet (workers still registering, a
+    /// standby that just took over) has no pace, and its requests queue (checks 15 of section 4.8, section 6.6).
     var likelyFastestJobsPerSecond: Double {
-        guard recentSeconds > 0 else { return .infinity }
+        guard recentSeconds > 0, recentAnswers > 0 else { return .infinity }
         let count = recentAnswers + 1
         return (count + 2 * count.squareRoot()) / recentSeconds
     }
