@@ -236,7 +236,7 @@ final class ClientCore: @unchecked Sendable {
                 lostSince = nil
             }
             if later - max(lastHeard, lastPing) >= interval && busy {
-                _ = try? socket.send(multipart: [CIP.clientSignature.bytes, CIP.Client.ping.bytes])
+                _ = try? ClientMessageEncoder.ping(into: &socket)
                 lastPing = later
             }
         }
@@ -392,14 +392,13 @@ final class ClientCore: @unchecked Sendable {
                 continuation.finish(throwing: ClientError(code: .transport, message: "\(error)"))
             }
         case .status(let id, let continuation):
-            let frames = [CIP.clientSignature.bytes, CIP.Client.status.bytes, Array(id.utf8)]
-            if (try? socket.send(multipart: frames)) == true {
+            if (try? ClientMessageEncoder.status(into: &socket, requestID: id)) == true {
                 statusWaiters[id, default: []].append(.caller(continuation, connection: connection))
             } else {
                 continuation.resume(throwing: connectionGivenUp())
             }
         case .ping(let continuation):
-            if (try? socket.send(multipart: [CIP.clientSignature.bytes, CIP.Client.ping.bytes])) == true {
+            if (try? ClientMessageEncoder.ping(into: &socket)) == true {
                 pingWaiters.append(continuation)
             } else {
                 continuation.resume(throwing: connectionGivenUp())
@@ -490,8 +489,7 @@ final class ClientCore: @unchecked Sendable {
 
     /// Sends `CIPC02 CANCEL <id>` (PROTOCOL.md 4.10.2); false if libzmq gave the connection up.
     private func sendCancel(_ id: String) -> Bool {
-        let frames = [CIP.clientSignatureV2.bytes, CIP.Client.cancel.bytes, Array(id.utf8)]
-        return (try? socket.send(multipart: frames)) == true
+        (try? ClientMessageEncoder.cancel(into: &socket, requestID: id)) == true
     }
 
     /// Ends request `id` (whatever its serial): its stream gets the ending (unless the caller stopped listening),
@@ -535,42 +533,34 @@ final class ClientCore: @unchecked Sendable {
     /// Handles one message from the broker. Returns false for an `unavailable` answer (the broker cannot record
     /// work: the client is still looking for one that can), true otherwise.
     private func deliver(_ message: inout ZMQMultipart) -> Bool {
-        let version = message.count >= 2 ? message.withBytes(0) { ClientMessageDecoder.version(ofSignature: $0) } : nil
-        guard let version else {
-            logger.warning("ignored a malformed message from the broker")
+        let decoded = message.withFrames { views, dropped -> Result<(Reply, BrokerReply.Kind), BrokerReplyError> in
+            Result { () throws(BrokerReplyError) in
+                let reply = try BrokerReplyDecoder().decode(WireFrames(views, dropped: dropped))
+                return (Reply(reply), reply.kind)
+            }
+        }
+        let reply: Reply
+        let kind: BrokerReply.Kind
+        switch decoded {
+        case .success(let decoded): (reply, kind) = decoded
+        case .failure(let error):
+            logger.warning("ignored a malformed message from the broker", metadata: ["error": "\(error)"])
             return true
         }
-        if message.equals(1, CIP.Broker.pong) {
+        if kind == .pong {
             for waiter in pingWaiters { waiter.resume() }
             pingWaiters.removeAll()
             return true
         }
-        // Version 01: 6 frames; version 02 adds F6, the flags.
-        guard message.count == (version == 2 ? 7 : 6) else {
-            logger.warning("ignored a reply with \(message.count) frames")
-            return true
-        }
-        let id = message.string(2)
-        let status: Reply.Status
-        if message.equals(3, CIP.Status.final) {
-            status = .final
-        } else if message.equals(3, CIP.Status.progress) {
-            status = .progress
-        } else {
-            status = .error
-        }
-        let reply = Reply(
-            requestID: id, status: status, phase: message.string(4), body: message.bytes(5),
-            isReplay: version == 2 && message.equals(6, CIP.Flags.replay))
         let unavailable = reply.errorCode == WireErrorCode.unavailable.rawValue
         if unavailable {
             // Nothing was accepted: the caller gets the error (a retry is always safe), and the client moves on.
             logger.info(
                 "the broker is unavailable (it cannot record work)",
-                metadata: ["broker": "\(rotation.current)", "request": "\(id)"])
+                metadata: ["broker": "\(rotation.current)", "request": "\(reply.requestID)"])
             moveRequested = true
         }
-        deliver(reply, id: id, isStatus: message.equals(1, CIP.Broker.status))
+        deliver(reply, id: reply.requestID, isStatus: kind == .status)
         return !unavailable
     }
 
@@ -625,7 +615,6 @@ final class ClientCore: @unchecked Sendable {
     /// be lost with it and are asked again; a sweep's queries from an earlier reconnect are replaced. Extra
     /// answers are harmless: an answer nobody waits for is ignored.
     private func sweep() {
-        let status = [CIP.clientSignature.bytes, CIP.Client.status.bytes]
         for (id, waiters) in statusWaiters {
             var kept: [StatusWaiter] = []
             for waiter in waiters {
@@ -633,7 +622,7 @@ final class ClientCore: @unchecked Sendable {
                 case .sweep: continue
                 case .caller(let continuation, let sentOn):
                     if sentOn < connection {
-                        _ = try? socket.send(multipart: status + [Array(id.utf8)])
+                        _ = try? ClientMessageEncoder.status(into: &socket, requestID: id)
                     }
                     kept.append(.caller(continuation, connection: connection))
                 case .cancel(let continuation, let sentOn):
@@ -644,7 +633,7 @@ final class ClientCore: @unchecked Sendable {
             statusWaiters[id] = kept.isEmpty ? nil : kept
         }
         // A PING of the lost connection may be lost with it.
-        if !pingWaiters.isEmpty { _ = try? socket.send(multipart: [CIP.clientSignature.bytes, CIP.Client.ping.bytes]) }
+        if !pingWaiters.isEmpty { _ = try? ClientMessageEncoder.ping(into: &socket) }
         guard !pending.isEmpty else { return }
         logger.debug(
             "reconnected to the broker; asking it about the requests in flight",
@@ -653,7 +642,7 @@ final class ClientCore: @unchecked Sendable {
         // A REQUEST sent on this connection (queued while it was down, or sent again after a move) reaches this
         // broker in order: nothing to ask about it.
         for (id, request) in pending
-        where request.sentOn < connection && (try? socket.send(multipart: status + [Array(id.utf8)])) == true {
+        where request.sentOn < connection && (try? ClientMessageEncoder.status(into: &socket, requestID: id)) == true {
             statusWaiters[id, default: []].append(.sweep(serial: request.serial))
         }
         // A CANCEL sent on the lost connection may be lost with it: send it again (after the STATUS, so that a new

@@ -10,6 +10,7 @@ public enum CIP {
     public static let clientSignatureV2: StaticString = "CIPC02"
 
     /// The client signature of a version (1 or 2).
+    @inlinable
     public static func clientSignature(version: UInt8) -> StaticString {
         version == 2 ? clientSignatureV2 : clientSignature
     }
@@ -34,6 +35,7 @@ public enum CIP {
     public static let workerSignatureV4: StaticString = "CIPW04"
 
     /// The worker signature of a version (1 to 4).
+    @inlinable
     public static func workerSignature(version: UInt8) -> StaticString {
         switch version {
         case 4: workerSignatureV4
