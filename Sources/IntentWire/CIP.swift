@@ -5,8 +5,8 @@
 public enum CIP {
     /// First frame of every client <-> broker message.
     public static let clientSignature: StaticString = "CIPC01"
-    /// First frame of a client message of version 02 (issue 11, `Docs/IDEMPOTENCY.md`): a REQUEST may carry an
-    /// idempotency key (F7), and REPLY and STATUS answers carry flags (F6).
+    /// First frame of a client message of version 02 (`Docs/IDEMPOTENCY.md`), so that a retry never runs an intent
+    /// twice: a REQUEST may carry an idempotency key (F7), and REPLY and STATUS answers carry flags (F6).
     public static let clientSignatureV2: StaticString = "CIPC02"
 
     /// The client signature of a version (1 or 2).
