@@ -186,6 +186,30 @@ import Testing
         #expect(actions() == ["yield 1 final", "finish 1"])
     }
 
+    @Test mutating func statusAndCancelQueriesOfALostConnectionAreSentAgainAfterTheStatusQueriesOfTheSweep() {
+        event(.handshakeSucceeded)
+        send("r1", stream: 1)
+        machine.commands(
+            [.status(id: "r0", waiter: 2), .abandon(id: "r1", serial: 1)], now: Self.start, connection: &connection)
+        _ = connection.take()
+        event(.disconnected)
+        event(.handshakeSucceeded)
+        #expect(connection.take() == ["CIPC01 STATUS r0", "CIPC01 STATUS r1", "CIPC02 CANCEL r1"])
+        // The caller's query is answered by the first STATUS answer about r0.
+        machine.received(Self.error("r0", .unknownRequest), isStatus: true, now: Self.start)
+        #expect(actions() == ["resume 2 error"])
+    }
+
+    @Test mutating func anUnavailableBrokerCannotSettleASweepAndTheRequestWaitsForTheNextOne() {
+        event(.handshakeSucceeded)
+        send("r1", stream: 1)
+        event(.disconnected)
+        event(.handshakeSucceeded)
+        machine.received(Self.error("r1", .unavailable), isStatus: true, now: Self.start)
+        #expect(actions().isEmpty)
+        #expect(machine.pending["r1"] != nil)
+    }
+
     // MARK: Following the active broker
 
     @Test mutating func aSilentBrokerIsLeftForTheNextEndpointAndUnsentRequestsGoThere() {
