@@ -63,7 +63,8 @@ let package = Package(
         ),
 
         // MARK: Libraries
-        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: swiftSettings),
+        // The binding is where the codec writes: its sockets adopt IntentWire's `WireSink`.
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ", "IntentWire"], swiftSettings: swiftSettings),
         .target(name: "ConciergeJSON", swiftSettings: swiftSettings),
         // The protocol's vocabulary (phases, job outcomes, error codes): what handler authors and the wire share.
         .target(name: "IntentVocabulary", swiftSettings: swiftSettings),
