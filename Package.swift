@@ -21,7 +21,7 @@ let package = Package(
         .library(name: "IntentKit", targets: ["IntentKit"]),
         .library(name: "IntentTesting", targets: ["IntentTesting"]),
         .library(name: "IntentWorker", targets: ["IntentWorker"]),
-        // A worker executable's whole entry point: `WorkerMain.run(provider)` (README, "Writing a handler").
+        // A worker executable's whole entry point: `WorkerMain.run(provider)` (Docs/WRITING-HANDLERS.md).
         .library(name: "ConciergeCommandLine", targets: ["ConciergeCommandLine"]),
         .library(name: "IntentPool", targets: ["IntentPool"]),
         .executable(name: "concierge-worker", targets: ["concierge-worker"]),

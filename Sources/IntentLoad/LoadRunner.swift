@@ -6,7 +6,7 @@ import ZeroMQ
 /// Drives a broker with load and measures it: closed loop (N in flight) or open loop (a fixed arrival rate),
 /// over M DEALER connections, all from one thread of its own.
 ///
-/// The load thread speaks CIP/1 directly on raw sockets (no per-request tasks or continuations) and drains
+/// The load thread speaks CIP directly on raw sockets (no per-request tasks or continuations) and drains
 /// every reply waiting on each wake-up, so that the client stays far cheaper per request than the broker it
 /// measures.
 ///

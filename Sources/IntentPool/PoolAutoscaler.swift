@@ -90,7 +90,8 @@ public final class PoolAutoscaler: @unchecked Sendable {
             var stats: BrokerStats?
             do {
                 while (try current.receiveMultipart(dontWait: true)) != nil {}  // late answers
-                if try current.send(multipart: [CIP.workerSignatureV2.bytes, CIP.Worker.stats.bytes]) {
+                var sink = current
+                if try WorkerMessageEncoder.statsQuery(into: &sink, version: 2) {
                     stats = try receiveStats(current, until: next)
                 }
             } catch {

@@ -2,7 +2,7 @@ public import ZeroMQ
 
 /// Everything a ``WorkerPool`` can be told.
 public struct PoolConfiguration: Sendable {
-    /// Path of the worker executable to run (any program that speaks CIP/1 as a worker).
+    /// Path of the worker executable to run (any program that speaks CIP as a worker).
     public var executable: String
     /// Its arguments.
     public var arguments: [String]

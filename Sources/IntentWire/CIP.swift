@@ -1,4 +1,4 @@
-/// Constants of CIP/1, the Concierge Intent Protocol (see `Schemas/PROTOCOL.md`).
+/// Constants of CIP, the Concierge Intent Protocol (see `Schemas/PROTOCOL.md`).
 ///
 /// Every command, status and phase is a short ASCII word in its own frame, so the broker routes by comparing
 /// frames and never parses a JSON body.

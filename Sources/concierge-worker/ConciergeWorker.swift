@@ -3,8 +3,8 @@
 // `concierge worker` (both use ConciergeCommandLine's `WorkerProcessOptions`); `concierge pool` and `concierge up`
 // run it when it sits next to `concierge`.
 //
-// It is also the model for a handler author's own worker: a provider and `WorkerMain.run` (README, "Writing a
-// handler"; Examples/pizza-worker).
+// It is also the model for a handler author's own worker: a provider and `WorkerMain.run` (Docs/WRITING-HANDLERS.md;
+// Examples/pizza-worker).
 import ConciergeCommandLine
 import ConciergeExamples
 

@@ -2,7 +2,7 @@
 // DEALER client with a window of requests in flight, over the project's own ZeroMQ binding.
 //
 //   zmq-roundtrip server ENDPOINT
-//   zmq-roundtrip cip-sink ENDPOINT BYTES   (answers every CIP/1 REQUEST at once with a final REPLY of BYTES bytes:
+//   zmq-roundtrip cip-sink ENDPOINT BYTES   (answers every CIP REQUEST at once with a final REPLY of BYTES bytes:
 //                                            measures what the load client alone can drive, with no broker)
 //   zmq-roundtrip client ENDPOINT SECONDS WINDOW BYTES LABEL
 //

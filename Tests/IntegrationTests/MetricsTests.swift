@@ -11,7 +11,7 @@ import Testing
 #endif
 
 extension EndToEnd {
-    /// `--http`: the broker's /metrics, /livez and /readyz (issue 13, `Docs/OPERATIONS.md` section 1).
+    /// `--http`: the broker's /metrics, /livez and /readyz (`Docs/OPERATIONS.md`, "Metrics and health").
     @Suite(.serialized) struct MetricsTests {
         /// After a load with finals, handler errors, progress replies and busy refusals, the broker's counters equal
         /// what the load client saw, outcome by outcome.

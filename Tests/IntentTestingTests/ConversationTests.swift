@@ -3,7 +3,7 @@ import IntentKit
 import IntentTesting
 import Testing
 
-/// Conversations with the demo handlers (README "Demo data"): each answer runs the next turn with the intent the last
+/// Conversations with the demo handlers (`Docs/DEMO-DATA.md`): each answer runs the next turn with the intent the last
 /// output carried.
 @Suite struct ConversationTests {
     static func message(to name: String?, _ content: String? = "Running 5 minutes late") -> SendMessageIntent {

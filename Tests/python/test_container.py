@@ -183,7 +183,7 @@ def test_broker_pool_and_worker_containers_serve_the_host_and_stop_cleanly_on_si
     started = time.monotonic()
     podman = image.podman
     frontend, backend = f"tcp://127.0.0.1:{free_port()}", f"tcp://127.0.0.1:{free_port()}"
-    # The broker's journal on a named volume at the unprivileged user's home, created once as the README says.
+    # The broker's journal on a named volume at the unprivileged user's home, created once as Docs/OPERATIONS.md says.
     journal = "/var/lib/concierge/journal.sqlite"
     podman("run", "--rm", "--volume", "journal:/var/lib/concierge", *ulimit_flags(), IMAGE, "journal", "init", journal)
     run_container(image, containers, "broker", "--volume", "journal:/var/lib/concierge", "--", "broker",

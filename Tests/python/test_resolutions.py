@@ -1,5 +1,5 @@
 """Every resolution kind (section 11.5), the lifecycle's stop rule (6.1) and the confirm and handle codes (11.6,
-11.7), from the example intents and their demo data (README, "Demo data")."""
+11.7), from the example intents and their demo data (Docs/DEMO-DATA.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The systemd units of Deploy/systemd (README "Deploying"): systemd itself checks them (`systemd-analyze verify`,
+"""The systemd units of Deploy/systemd (Docs/OPERATIONS.md, "Deploying"): systemd itself checks them (`systemd-analyze verify`,
 with the binary under test in place of /usr/local/bin/concierge), every flag they pass is one the subcommand takes,
 and their stop timeouts leave room for the drains they wait for."""
 
