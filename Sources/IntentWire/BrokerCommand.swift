@@ -8,7 +8,7 @@ public enum BrokerCommand: Sendable, Hashable {
     case drain
     /// DISCONNECT: register again (or leave, when draining).
     case disconnect
-    /// CANCEL (version 02): stop the job with this id (8 bytes) and answer it (section 5.13).
+    /// CANCEL (version 02): stop the job with this id (8 bytes) and answer it (section 5.8).
     case cancel(jobID: [UInt8])
     /// ERROR: the broker refused a message of the worker. F2 and F3 as text (empty when missing).
     case error(code: String, message: String)

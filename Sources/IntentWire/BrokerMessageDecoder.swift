@@ -14,7 +14,7 @@ public struct BrokerMessageDecoder: Sendable {
     ///   answer it.
     public func decode(_ frames: WireFrames) throws(BrokerMessageError) -> BrokerCommand {
         let count = frames.views.count
-        // W1: at least 2 frames, F0 the signature (CIPW01, CIPW02 of section 5.13 or CIPW03 of section 5.15).
+        // W1: at least 2 frames, F0 the signature (CIPW01 to CIPW04, section 5.1).
         guard count >= 2, let version = WorkerMessageDecoder.version(ofSignature: frames[0]) else {
             throw BrokerMessageError(message: "not a CIPW01, CIPW02, CIPW03 or CIPW04 message", check: 1)
         }

@@ -38,7 +38,7 @@ public struct WorkerMessageDecoder: Sendable {
         }
         let command = frames[1]
         let name = Self.name(of: command)
-        // Check 3: READY (its signature chooses the worker's version, section 5.13).
+        // Check 3: READY (its signature chooses the worker's version, sections 5.1 and 5.2).
         if name == .ready {
             return .ready(try decodeReady(frames, version: version))
         }
@@ -57,7 +57,7 @@ public struct WorkerMessageDecoder: Sendable {
         }
     }
 
-    /// Whether a message is a STATS query (section 5.14): F0 `CIPW02` (or `CIPW03`) and F1 `STATS`. The broker asks this before
+    /// Whether a message is a STATS query (section 5.14): F0 `CIPW02` or later and F1 `STATS`. The broker asks this before
     /// ``decode(_:isRegistered:)``, since a query needs no registration (check 4 does not apply to it): any peer of
     /// the backend may ask, e.g. a pool that scales itself. A `CIPW01` message naming STATS is not a query (it is an
     /// unknown command, or from an unregistered peer answered DISCONNECT, as before version 02).
