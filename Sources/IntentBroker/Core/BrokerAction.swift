@@ -93,4 +93,6 @@ enum WorkerControl: Equatable {
     case error(WireErrorCode, String)
     /// CANCEL of a job (version 02, section 5.13).
     case cancel(jobID: UInt64)
+    /// The answer to a STATS query (section 5.14), with its JSON body; the peer need not be a registered worker.
+    case stats([UInt8])
 }

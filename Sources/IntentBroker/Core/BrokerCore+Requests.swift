@@ -32,6 +32,9 @@ extension BrokerCore {
         _ decoded: ClientRequest, client: [UInt8], body: Body, fingerprint: BodyFingerprint? = nil,
         identity: [UInt8] = [], now: UInt64
     ) {
+        guard !journalLink.isUnavailable else {
+            return refuseWhileUnavailable(.request(decoded), client: client, version: decoded.version)
+        }
         let requestID = decoded.requestID
         let phase = decoded.phase.name
         let deadline = decoded.deadlineMilliseconds.map { UInt64($0) * 1_000_000 } ?? defaultDeadlineNanos
@@ -262,6 +265,9 @@ extension BrokerCore {
 
     /// STATUS: the request's progress, its kept result, or `unknown-request` (section 6.4).
     mutating func status(client: [UInt8], requestID: [UInt8], version: UInt8 = 1, now: UInt64) {
+        guard !journalLink.isUnavailable else {
+            return refuseWhileUnavailable(.status(requestID: requestID), client: client, version: version)
+        }
         let key = RequestKey(client: client, id: requestID)
         if let id = requestIDs[key], let request = requests[id] {
             actions.append(

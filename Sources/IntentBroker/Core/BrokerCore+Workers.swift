@@ -11,6 +11,9 @@ extension BrokerCore {
     mutating func workerMessageRejected(
         routingID: [UInt8], _ error: WorkerMessageError, version: UInt8 = 1, now: UInt64
     ) {
+        guard !journalLink.isUnavailable else {
+            return sendAwayWhileUnavailable(routingID: routingID, version: version)
+        }
         statistics.malformedWorkerMessages += 1
         warn(
             .malformedWorkerMessage, peer: routingID, "malformed message from a worker",
@@ -24,6 +27,10 @@ extension BrokerCore {
     mutating func workerMessage(
         _ command: WorkerCommand, from routingID: [UInt8], resultBody: Body?, version: UInt8 = 1, now: UInt64
     ) {
+        guard !journalLink.isUnavailable else {
+            let version = if case .ready(let ready) = command { ready.version } else { version }
+            return sendAwayWhileUnavailable(routingID: routingID, version: version)
+        }
         switch command {
         case .ready(let ready):
             register(ready, routingID: routingID, now: now)

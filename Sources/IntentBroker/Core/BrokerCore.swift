@@ -1,3 +1,4 @@
+import IntentJournal
 import IntentWire
 import Logging
 
@@ -78,6 +79,8 @@ struct BrokerCore<Body> {
 
     /// What the shell must do, in order.
     var actions: [BrokerAction<Body>] = []
+    /// The link to the journal: whether actions wait for a commit, and whether the journal can be reached.
+    var journalLink: JournalLink<Body>
     /// With a journal (issue 12): what the shell must record before it performs ``actions`` (see ``JournalEntry``).
     let journaling: Bool
     var journal: [JournalEntry<Body>] = []
@@ -100,7 +103,15 @@ struct BrokerCore<Body> {
         throws(BrokerError)
     {
         try configuration.validate()
+        self.init(validated: configuration, logger: logger, now: now, journaling: journaling)
+    }
+
+    /// A core for a configuration that passed ``BrokerConfiguration/validate()``.
+    init(validated configuration: BrokerConfiguration, logger: Logger, now: UInt64, journaling: Bool) {
         self.journaling = journaling
+        journalLink = JournalLink(
+            state: journaling ? .idle : .none,
+            isShared: journaling && configuration.journalPath.map(PostgresJournal.isURL) == true, lastContact: now)
         self.configuration = configuration
         self.logger = logger
         heartbeatNanos = configuration.heartbeatInterval.nanoseconds
@@ -157,7 +168,8 @@ struct BrokerCore<Body> {
         swap(&buffer, &actions)
     }
 
-    /// When the core next needs ``tick(now:)``: the earliest timer, heartbeat, pace update or shutdown deadline.
+    /// When the core next needs ``tick(now:)``: the earliest timer, heartbeat, pace update or shutdown deadline, or
+    /// what the journal link waits for (``journalDue(now:stopping:)``).
     ///
     /// A mutating getter although it changes nothing: the shell keeps the core in a class's stored property, and
     /// reading a plain getter there copies the whole core first (retaining every table it holds), on every turn of
@@ -167,7 +179,7 @@ struct BrokerCore<Body> {
             var time = min(nextHeartbeat, nextPaceUpdate)
             if let timer = timers.min, timer.time < time { time = timer.time }
             if let shutdownDeadline, shutdownDeadline < time { time = shutdownDeadline }
-            return time
+            return min(time, journalLink.wakeTime)
         }
     }
 
