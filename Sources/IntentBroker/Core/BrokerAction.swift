@@ -50,7 +50,7 @@ struct ClientReply<Body> {
     let status: Status
     let phase: StaticString
     let payload: ReplyPayload<Body>
-    /// A stored final reply sent again for an idempotency key (issue 11): flagged `replay` on the wire.
+    /// A stored final reply sent again for an idempotency key: flagged `replay` on the wire.
     var isReplay = false
     /// The client protocol version of the message answered (its signature, and in version 2 the flags frame).
     var version: UInt8 = 1

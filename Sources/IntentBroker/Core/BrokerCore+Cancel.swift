@@ -39,7 +39,7 @@ extension BrokerCore {
             }
             cancelJob(of: request)
             requests[id]?.cancelRequested = true
-            setTimer(.cancelGrace, at: now + cancelGraceNanos, for: id)
+            setTimer(.cancelGrace, at: now + settings.cancelGrace, for: id)
         }
     }
 

@@ -65,7 +65,7 @@ extension BrokerCore {
     /// Any message from a registered worker proves it alive, and unblocks it (section 7.1).
     private mutating func heard(from id: WorkerID, now: UInt64) {
         guard let blocked = workers[id]?.blocked else { return }
-        workers[id]!.expiry = now + workerExpiryNanos
+        workers[id]!.expiry = now + settings.workerExpiry
         if blocked {
             workers[id]!.blocked = false
             fill(id, now: now)
@@ -129,7 +129,7 @@ extension BrokerCore {
         nextWorkerID &+= 1
         workers[id] = WorkerRecord(
             id: id, routingID: routingID, name: ready.nameString, capacity: ready.capacity, intentTypes: types,
-            version: ready.version, expiry: now + workerExpiryNanos)
+            version: ready.version, expiry: now + settings.workerExpiry)
         workerIDs[ByteKey(routingID)] = id
         for type in types {
             intentTypes[type].workers.append(id)
@@ -268,7 +268,7 @@ extension BrokerCore {
         }
         for type in worker.intentTypes {
             intentTypes[type].workers.removeAll { $0 == id }
-            if intentTypes[type].workers.isEmpty { intentTypes[type].servedUntil = now &+ graceNanos }
+            if intentTypes[type].workers.isEmpty { intentTypes[type].servedUntil = now &+ settings.workerGrace }
         }
         if reason != "disconnected" || !worker.jobs.isEmpty {
             statistics.workersLost += 1

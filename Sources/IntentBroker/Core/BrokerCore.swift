@@ -14,22 +14,13 @@ import Logging
 /// Time is passed in (`now`, monotonic nanoseconds) and never read here, so tests drive the core step by step.
 /// Generic over the body type: the shell uses libzmq messages (bodies are moved, never copied), tests use bytes.
 struct BrokerCore<Body> {
-    let configuration: BrokerConfiguration
+    /// The configuration, with its durations in nanoseconds: one value, stored once.
+    let settings: CoreSettings
     let logger: Logger
 
-    // MARK: Settings in nanoseconds
-    let heartbeatNanos: UInt64
-    let workerExpiryNanos: UInt64
-    let defaultDeadlineNanos: UInt64
-    let hardLimitNanos: UInt64
-    let maxReplyMarginNanos: UInt64
-    let graceNanos: UInt64
-    let cancelGraceNanos: UInt64
-    /// ``BrokerConfiguration/maxQueueWait`` (UInt64.max when not set).
-    let maxQueueWaitNanos: UInt64
-    /// ``BrokerConfiguration/standingQueueWait`` (nil when not set) and ``BrokerConfiguration/standingQueueInterval``.
-    let standingQueueWaitNanos: UInt64?
-    let standingQueueIntervalNanos: UInt64
+    var configuration: BrokerConfiguration { settings.configuration }
+    /// Whether the broker keeps a journal (``JournalEntry``s are queued for the shell to record).
+    var journaling: Bool { settings.journaling }
 
     // MARK: State
     /// Accepted requests not yet ended, by the broker's id.
@@ -50,7 +41,7 @@ struct BrokerCore<Body> {
     private(set) var queuedCount = 0
     var timers = TimerQueue()
     var results: ResultStore<Body>
-    /// Records of idempotency keys (issue 11, `Docs/IDEMPOTENCY.md`).
+    /// Records of idempotency keys (`Docs/IDEMPOTENCY.md`).
     var idempotency: IdempotencyStore<ResultStore<Body>.Result>
     /// The keys of body fingerprints: this process's, or the journal's (records read back from it must compare
     /// equal to the fingerprints of retries).
@@ -81,12 +72,11 @@ struct BrokerCore<Body> {
     var actions: [BrokerAction<Body>] = []
     /// The link to the journal: whether actions wait for a commit, and whether the journal can be reached.
     var journalLink: JournalLink<Body>
-    /// With a journal (issue 12): what the shell must record before it performs ``actions`` (see ``JournalEntry``).
-    let journaling: Bool
+    /// With a journal: what the shell must record before it performs ``actions`` (see ``JournalEntry``).
     var journal: [JournalEntry<Body>] = []
     /// Gives a request's body an allocation of its own when it starts to wait in a queue behind
     /// ``uncompactedQueueLimit`` others (the shell's libzmq frames would otherwise keep the receive buffer they were
-    /// cut from for as long as the request waits; issue 14).
+    /// cut from for as long as the request waits).
     var compactQueuedBody: ((Body) -> Body)?
 
     /// How many queued requests may keep their bodies as received. A body that waits behind fewer requests than this
@@ -108,29 +98,18 @@ struct BrokerCore<Body> {
 
     /// A core for a configuration that passed ``BrokerConfiguration/validate()``.
     init(validated configuration: BrokerConfiguration, logger: Logger, now: UInt64, journaling: Bool) {
-        self.journaling = journaling
+        settings = CoreSettings(configuration, journaling: journaling)
+        self.logger = logger
         journalLink = JournalLink(
             state: journaling ? .idle : .none,
             isShared: journaling && configuration.journalPath.map(PostgresJournal.isURL) == true, lastContact: now)
-        self.configuration = configuration
-        self.logger = logger
-        heartbeatNanos = configuration.heartbeatInterval.nanoseconds
-        workerExpiryNanos = heartbeatNanos * UInt64(max(1, configuration.heartbeatLiveness))
-        defaultDeadlineNanos = configuration.defaultDeadline.nanoseconds
-        hardLimitNanos = configuration.hardLimit.nanoseconds
-        maxReplyMarginNanos = configuration.maxReplyMargin.nanoseconds
-        graceNanos = configuration.workerGracePeriod.nanoseconds
-        cancelGraceNanos = configuration.cancelGracePeriod.nanoseconds
-        maxQueueWaitNanos = configuration.maxQueueWait?.nanoseconds ?? .max
-        standingQueueWaitNanos = configuration.standingQueueWait?.nanoseconds
-        standingQueueIntervalNanos = configuration.standingQueueInterval.nanoseconds
         results = ResultStore(
             ttl: configuration.resultTTL.nanoseconds, capacity: configuration.maxStoredResults,
             byteBudget: configuration.resultsMemory)
         idempotency = IdempotencyStore(
             ttl: configuration.idempotencyTTL.nanoseconds, capacity: configuration.maxIdempotencyRecords,
             byteBudget: configuration.idempotencyMemory)
-        nextHeartbeat = now + heartbeatNanos
+        nextHeartbeat = now + settings.heartbeat
         nextPaceUpdate = now + Self.paceWindow
         startupGraceEnd = now &+ configuration.startupGracePeriod.nanoseconds
         warnings = WarningLimiter(interval: configuration.peerWarningInterval.nanoseconds)
@@ -185,7 +164,7 @@ struct BrokerCore<Body> {
 
     /// A tenth of `duration`, at most the configured margin: the broker acts that much early so that its answer
     /// arrives in time (section 6.3).
-    func replyMargin(_ duration: UInt64) -> UInt64 { min(duration / 10, maxReplyMarginNanos) }
+    func replyMargin(_ duration: UInt64) -> UInt64 { min(duration / 10, settings.maxReplyMargin) }
 
     // MARK: Queue bookkeeping (the only places that change queue membership and queuedCount)
 
