@@ -63,7 +63,8 @@ let package = Package(
         ),
 
         // MARK: Libraries
-        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: swiftSettings),
+        // The binding is where the codec writes: its sockets adopt IntentWire's `WireSink`.
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ", "IntentWire"], swiftSettings: swiftSettings),
         .target(name: "ConciergeJSON", swiftSettings: swiftSettings),
         .target(name: "IntentWire", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),
         .target(name: "IntentKit", dependencies: ["ConciergeJSON", "IntentWire"], swiftSettings: swiftSettings),

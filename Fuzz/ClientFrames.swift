@@ -4,7 +4,7 @@
 // frames the receiver "dropped" (0-3).
 //
 // Invariants: decoding never traps; a decoded command (CIPC01, or CIPC02 with its idempotency key and CANCEL) agrees
-// with its frames and decodes again the same after being written out anew; an error names a check of 4.8, a code that check may give, echoes only what 4.8 allows, and has a
+// with its frames and decodes again the same after being written out anew, by hand and by the codec's encoder; an error names a check of 4.8, a code that check may give, echoes only what 4.8 allows, and has a
 // short message and an error body that is valid JSON with the same code and message.
 
 import ConciergeJSON
@@ -66,6 +66,10 @@ func checkDecoded(
                 request.deadlineMilliseconds.map { FuzzInput.ascii(String($0)) } ?? [], frames[6],
             ] + (v2 ? [request.idempotencyKey ?? []] : [])
         invariant((try? decoder.decode(again)) == command, "REQUEST does not decode again the same")
+        // The codec's encoder writes exactly those frames.
+        var encoded = WireFrameList()
+        ClientMessageEncoder.request(into: &encoded, request, body: .body(frames[6]))
+        invariant(encoded.frames == again, "the encoder does not write the REQUEST's frames")
     case .status(let id):
         invariant(frames.count == 3 && frames[1] == FuzzInput.ascii("STATUS") && id == frames[2], "STATUS")
         invariant((1...255).contains(id.count), "STATUS id")
@@ -76,6 +80,11 @@ func checkDecoded(
         invariant(v2 && frames.count == 3 && frames[1] == FuzzInput.ascii("CANCEL") && id == frames[2], "CANCEL")
         invariant((1...255).contains(id.count), "CANCEL id")
     }
+    // Every decoded command, encoded by the codec, decodes again the same.
+    var encoded = WireFrameList()
+    ClientMessageEncoder.command(
+        into: &encoded, command, version: v2 ? 2 : 1, body: .body(frames.count > 6 ? frames[6] : [0]))
+    invariant((try? decoder.decode(encoded.frames)) == command, "an encoded command does not decode the same")
 }
 
 func checkError(_ error: ClientMessageError, frames: [[UInt8]], dropped: Int, limits: WireLimits) {

@@ -18,15 +18,15 @@ public enum BrokerStatsQuery {
     ) throws(Failure) -> BrokerStats {
         let context = ZMQContext()
         defer { context.terminate() }
-        let frames: [[UInt8]]
+        let body: [UInt8]
         do {
             let socket = try ZMQSocket(context: context, type: .dealer)
             defer { socket.close() }
             try socket.setOption(.linger, 0)
             if let curve { try socket.makeCurveClient(curve) }
             try socket.connect(endpoint)
-            guard try socket.send(multipart: [CIP.workerSignatureV4.bytes, CIP.Worker.stats.bytes], dontWait: false)
-            else {
+            var sink = ZMQWaitingSink(socket)
+            guard try WorkerMessageEncoder.statsQuery(into: &sink, version: 4) else {
                 throw Failure(message: "cannot send STATS to \(endpoint)")
             }
             let deadline =
@@ -45,11 +45,11 @@ public enum BrokerStatsQuery {
                 guard try poller.poll(timeoutMilliseconds: Int((deadline - now) / 1_000_000) + 1) > 0,
                     let message = try socket.receiveMultipart(dontWait: true)
                 else { continue }
-                guard message.count == 3, message[1] == CIP.Worker.stats.bytes else {
+                guard let answer = BrokerMessageDecoder().statsAnswer(message) else {
                     let words = message.dropFirst().prefix(3).map { String(decoding: $0.prefix(80), as: UTF8.self) }
                     throw Failure(message: "\(endpoint) answered STATS with \(words)")
                 }
-                frames = message
+                body = answer
                 break
             }
         } catch let failure as Failure {
@@ -58,7 +58,7 @@ public enum BrokerStatsQuery {
             throw Failure(message: "cannot ask \(endpoint) for STATS: \(error)")
         }
         do {
-            return try BrokerStats(parsing: frames[2])
+            return try BrokerStats(parsing: body)
         } catch {
             throw Failure(message: "unreadable STATS answer from \(endpoint): \(error)")
         }

@@ -99,13 +99,14 @@ public final class ConciergeClient: Sendable {
         idempotencyKey: String? = nil
     ) -> ReplyStream {
         let id = requestID ?? makeRequestID()
-        // A keyed request goes out in version 02 (F7: the key); its answers come back in version 02.
-        var frames: [[UInt8]] = [
-            (idempotencyKey == nil ? CIP.clientSignature : CIP.clientSignatureV2).bytes, CIP.Client.request.bytes,
-            Array(id.utf8), Array(intentType.utf8), phase.name.bytes,
-            deadline.map { Array(String($0.milliseconds).utf8) } ?? [], body,
-        ]
-        if let idempotencyKey { frames.append(Array(idempotencyKey.utf8)) }
+        // A keyed request goes out in version 02 (F7: the key); its answers come back in version 02. The frames are
+        // kept, to be sent again on the next socket if they never left this one.
+        var message = WireFrameList()
+        ClientMessageEncoder.request(
+            into: &message, version: idempotencyKey == nil ? 1 : 2, requestID: id, intentType: intentType,
+            phase: phase, deadlineMilliseconds: deadline.map(\.milliseconds), body: .bytes(body),
+            idempotencyKey: idempotencyKey.map { Array($0.utf8) })
+        let frames = message.frames
         let (stream, continuation) = ReplyStream.makeStream()
         let core = self.core
         let serial = nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue

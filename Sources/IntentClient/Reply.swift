@@ -1,4 +1,5 @@
 public import ConciergeJSON
+import IntentWire
 
 /// One reply from the broker to a request or a status query.
 public struct Reply: Sendable, Hashable {
@@ -45,4 +46,19 @@ public struct Reply: Sendable, Hashable {
 
     /// For error replies, the stable error code.
     public var errorCode: String? { status == .error ? json?["code"]?.stringValue : nil }
+}
+
+extension Reply {
+    /// A REPLY or STATUS answer as decoded, its frames copied.
+    init(_ reply: BrokerReply) {
+        let status: Status =
+            switch reply.status {
+            case .final: .final
+            case .progress: .progress
+            case .error: .error
+            }
+        self.init(
+            requestID: String(decoding: reply.requestID, as: UTF8.self), status: status,
+            phase: String(decoding: reply.phase, as: UTF8.self), body: Array(reply.body), isReplay: reply.isReplay)
+    }
 }

@@ -79,7 +79,7 @@ struct LoadEngine: ~Copyable {
     /// A workload item with its frames ready to send.
     struct Prepared {
         var intentType: [UInt8]
-        var phase: [UInt8]
+        var phase: RequestPhase
         var body: [UInt8]
     }
 
@@ -92,7 +92,6 @@ struct LoadEngine: ~Copyable {
     var reconnecting: [Bool]
     let stopFlag: StopFlag
     let prepared: [Prepared]
-    let deadlineFrame: [UInt8]
     let deadlineNanos: UInt64
     /// With idempotency keys: this run's random key prefix; `keyBuffer` holds it, then the request's number.
     let keyPrefixCount: Int
@@ -140,9 +139,8 @@ struct LoadEngine: ~Copyable {
         self.monitors = monitors
         reconnecting = [Bool](repeating: false, count: sockets.count)
         prepared = workload.items.map {
-            Prepared(intentType: Array($0.intentType.utf8), phase: $0.phase.name.bytes, body: $0.body)
+            Prepared(intentType: Array($0.intentType.utf8), phase: $0.phase, body: $0.body)
         }
-        deadlineFrame = Array(String(configuration.deadlineMilliseconds).utf8)
         deadlineNanos = UInt64(configuration.deadlineMilliseconds) * 1_000_000
         var types: [String] = []
         var typeIndex: [Int] = []
@@ -191,15 +189,15 @@ struct LoadEngine: ~Copyable {
         var poller = ZMQPoller()
         for socket in sockets { poller.add(socket) }
         do {
-            for socket in sockets { try socket.send(multipart: [CIP.clientSignature.bytes, CIP.Client.ping.bytes]) }
+            for var socket in sockets { try ClientMessageEncoder.ping(into: &socket) }
             while answered.contains(false) {
                 let now = MonotonicTime.now()
                 if now >= moveAt && !answered.contains(true) {
                     let next = (current + 1) % endpoints.count
-                    for socket in sockets {
+                    for var socket in sockets {
                         try socket.disconnect(endpoints[current])
                         try socket.connect(endpoints[next])
-                        try socket.send(multipart: [CIP.clientSignature.bytes, CIP.Client.ping.bytes])
+                        try ClientMessageEncoder.ping(into: &socket)
                     }
                     current = next
                     moveAt = now + 1_000_000_000
@@ -219,7 +217,10 @@ struct LoadEngine: ~Copyable {
                 try poller.poll(timeoutMilliseconds: Int((min(deadline, moveAt) - now) / 1_000_000) + 1)
                 for (index, socket) in sockets.enumerated() where poller.isReadable(index) {
                     while try socket.receive(into: &buffer) {
-                        if buffer.count == 2, buffer.equals(1, CIP.Broker.pong) { answered[index] = true }
+                        let isPong = buffer.withFrames { views, dropped in
+                            (try? BrokerReplyDecoder().decode(WireFrames(views, dropped: dropped)))?.kind == .pong
+                        }
+                        if isPong { answered[index] = true }
                     }
                 }
             }
@@ -461,21 +462,16 @@ struct LoadEngine: ~Copyable {
     mutating func send(item: Int, connection: Int, intended: UInt64, now: UInt64, measured: Bool) throws(ZMQError) {
         let id = nextID
         nextID &+= 1
-        let socket = sockets[connection]
+        var socket = sockets[connection]
         let prepared = prepared[item]
         let keyed = configuration.idempotencyKeys
-        // HWM 0: libzmq queues without limit (bounded by maxInFlight), so these sends never block.
-        try socket.send(keyed ? CIP.clientSignatureV2 : CIP.clientSignature, more: true)
-        try socket.send(CIP.Client.request, more: true)
-        try socket.send(withUnsafeBytes(of: id) { Array($0) }, more: true)
-        try socket.send(prepared.intentType, more: true)
-        try socket.send(prepared.phase, more: true)
-        try socket.send(deadlineFrame, more: true)
-        try socket.send(prepared.body, more: keyed)
-        if keyed {
-            setKey(id)
-            try socket.send(keyBuffer)
-        }
+        if keyed { setKey(id) }
+        // HWM 0: libzmq queues without limit (bounded by maxInFlight), so these sends never block. The request id
+        // is the request's number, its 8 bytes in host order.
+        try ClientMessageEncoder.request(
+            into: &socket, version: keyed ? 2 : 1, requestID: WireWord(id), intentType: prepared.intentType,
+            phase: prepared.phase, deadlineMilliseconds: configuration.deadlineMilliseconds,
+            body: .bytes(prepared.body), idempotencyKey: keyed ? keyBuffer : nil)
         inflight[id] = InFlight(
             intended: intended, sent: now, connection: Int32(connection), item: Int32(item), measured: measured)
     }
@@ -509,10 +505,9 @@ struct LoadEngine: ~Copyable {
                 reconnecting[connection] = true
             } else if event.kind == .handshakeSucceeded && reconnecting[connection] {
                 reconnecting[connection] = false
+                var socket = sockets[connection]
                 for (id, request) in inflight where request.connection == connection {
-                    try sockets[connection].send(multipart: [
-                        CIP.clientSignature.bytes, CIP.Client.status.bytes, withUnsafeBytes(of: id) { Array($0) },
-                    ])
+                    try ClientMessageEncoder.status(into: &socket, requestID: WireWord(id))
                 }
             }
         }
@@ -520,40 +515,47 @@ struct LoadEngine: ~Copyable {
 
     /// Handles one message from the broker. Returns the request it ended, if it ended one.
     mutating func handleReply(_ message: inout ZMQMultipart, now: UInt64, recorder: inout LoadRecorder) -> InFlight? {
-        // [CIPC01, REPLY, id, status, phase, body], or [CIPC02, REPLY, id, status, phase, body, flags] in answer to a
-        // keyed request.
-        let wellFormed = message.count == 6 || (message.count == 7 && message.equals(0, CIP.clientSignatureV2))
-        if wellFormed, message.equals(1, CIP.Broker.status), message.size(2) == 8 {
-            return handleSweepAnswer(&message, now: now, recorder: &recorder)
+        message.withFrames { views, dropped in
+            handleReply(WireFrames(views, dropped: dropped), now: now, recorder: &recorder)
         }
-        guard wellFormed, message.equals(1, CIP.Broker.reply), message.size(2) == 8 else {
-            if !(message.count == 2 && message.equals(1, CIP.Broker.pong)) { strayReplies += 1 }
+    }
+
+    /// Handles one message from the broker, decoded by the client's reply decoder (no copy, no allocation): a REPLY
+    /// or STATUS answer about one of this run's requests (an 8-byte id), or a PONG. Anything else is counted stray.
+    mutating func handleReply(_ frames: WireFrames, now: UInt64, recorder: inout LoadRecorder) -> InFlight? {
+        guard let reply = try? BrokerReplyDecoder().decode(frames) else {
+            strayReplies += 1
             return nil
         }
-        let id = message.withBytes(2) { $0.loadUnaligned(as: UInt64.self) }
+        if reply.kind == .pong { return nil }
+        guard reply.requestID.count == 8 else {
+            strayReplies += 1
+            return nil
+        }
+        let id = reply.requestID.loadUnaligned(as: UInt64.self)
+        if reply.kind == .status { return handleSweepAnswer(reply, id: id, now: now, recorder: &recorder) }
         guard var request = inflight[id] else {
             strayReplies += 1
             return nil
         }
-        let isProgress = message.equals(3, CIP.Status.progress)
         if request.firstReplyAt == 0 {
             request.firstReplyAt = now
-            recordFirstAnswer(&message, of: request, now: now)
+            recordFirstAnswer(reply, of: request, now: now)
             if request.measured {
                 recorder.recordFirstReply(
                     latency: now - request.intended, missedDeadline: now - request.sent > deadlineNanos
                 )
             }
         }
-        if isProgress {
+        if reply.status == .progress {
             if request.measured { recorder.recordProgress() }
             inflight[id] = request
             return nil
         }
         inflight[id] = nil
-        noteEnding(isUnknownIntent: Self.isUnknownIntent(message))
+        noteEnding(isUnknownIntent: Self.isUnknownIntent(reply))
         if request.measured {
-            let (outcome, isError) = Self.ending(message)
+            let (outcome, isError) = Self.ending(reply)
             recorder.recordFinalReply(
                 latency: now - request.intended, outcome: outcome, isError: isError, now: now, item: Int(request.item))
         }
@@ -562,23 +564,18 @@ struct LoadEngine: ~Copyable {
 
     /// Tells the request's throttle, if any, what the broker did with it: a first answer that is the error `busy`
     /// is a refusal, any other an accept; and heeds the pushback a `busy` refusal carries.
-    private mutating func recordFirstAnswer(_ message: inout ZMQMultipart, of request: InFlight, now: UInt64) {
+    private mutating func recordFirstAnswer(_ reply: BrokerReply, of request: InFlight, now: UInt64) {
         guard !throttles.isEmpty || !pushbacks.isEmpty else { return }
-        let refused =
-            message.equals(3, CIP.Status.error)
-            && message.withBytes(5) { LoadOutcome.error(body: $0) } == LoadOutcome.busy
+        let refused = reply.status == .error && LoadOutcome.error(body: reply.body) == LoadOutcome.busy
         let type = typeIndex[Int(request.item)]
         if !throttles.isEmpty { throttles[type].record(accepted: !refused, now: now) }
-        guard refused, !pushbacks.isEmpty, let hint = message.withBytes(5, { Pushback.Hint(errorBody: $0) }) else {
-            return
-        }
+        guard refused, !pushbacks.isEmpty, let hint = Pushback.Hint(errorBody: reply.body) else { return }
         pushbacks[Int(request.connection) * typeCount + type].heed(hint, now: now)
     }
 
     /// Whether a REPLY is the error `unknown-intent` (no worker serves its type).
-    private static func isUnknownIntent(_ message: borrowing ZMQMultipart) -> Bool {
-        message.equals(3, CIP.Status.error)
-            && message.withBytes(5) { LoadOutcome.error(body: $0) } == LoadOutcome.unknownIntent
+    private static func isUnknownIntent(_ reply: BrokerReply) -> Bool {
+        reply.status == .error && LoadOutcome.error(body: reply.body) == LoadOutcome.unknownIntent
     }
 
     /// Counts the endings (warm-up included) that are `unknown-intent` while nothing else has ended: a run whose
@@ -592,33 +589,28 @@ struct LoadEngine: ~Copyable {
         }
     }
 
-    /// The outcome name of a `final` or `error` REPLY or STATUS answer (F3 status, F4 phase, F5 body), and whether
-    /// it is an error.
-    private static func ending(_ message: borrowing ZMQMultipart) -> (outcome: String, isError: Bool) {
-        if message.equals(3, CIP.Status.error) {
-            return (message.withBytes(5) { LoadOutcome.error(body: $0) }, true)
-        }
-        let phase = message.string(4)
-        return (message.withBytes(5) { LoadOutcome.final(phase: phase, body: $0) }, false)
+    /// The outcome name of a `final` or `error` REPLY or STATUS answer, and whether it is an error.
+    private static func ending(_ reply: BrokerReply) -> (outcome: String, isError: Bool) {
+        if reply.status == .error { return (LoadOutcome.error(body: reply.body), true) }
+        return (LoadOutcome.final(phase: String(decoding: reply.phase, as: UTF8.self), body: reply.body), false)
     }
 
-    /// The answer to a sweep's STATUS (`[CIPC01, STATUS, id, status, phase, body]`). `progress`: the broker has the
-    /// request, keep waiting. `final` or `error`: the request's ending (its REPLY was lost while the connection was
-    /// down), except `unknown-request`: the broker no longer knows it, ended as `error.broker-restarted`. An answer
-    /// about a request already ended (by its REPLY, or by an earlier answer) is ignored.
-    mutating func handleSweepAnswer(_ message: inout ZMQMultipart, now: UInt64, recorder: inout LoadRecorder)
+    /// The answer to a sweep's STATUS about request `id`. `progress`: the broker has the request, keep waiting.
+    /// `final` or `error`: the request's ending (its REPLY was lost while the connection was down), except
+    /// `unknown-request`: the broker no longer knows it, ended as `error.broker-restarted`. An answer about a request
+    /// already ended (by its REPLY, or by an earlier answer) is ignored.
+    mutating func handleSweepAnswer(_ reply: BrokerReply, id: UInt64, now: UInt64, recorder: inout LoadRecorder)
         -> InFlight?
     {
-        let id = message.withBytes(2) { $0.loadUnaligned(as: UInt64.self) }
-        guard let request = inflight[id], !message.equals(3, CIP.Status.progress) else { return nil }
-        let (outcome, isError) = Self.ending(message)
+        guard let request = inflight[id], reply.status != .progress else { return nil }
+        let (outcome, isError) = Self.ending(reply)
         inflight[id] = nil
         guard request.measured else { return request }
         if outcome == "error.\(WireErrorCode.unknownRequest.rawValue)" {
             recorder.recordBrokerRestarted(now: now, item: Int(request.item))
         } else {
             if request.firstReplyAt == 0 {
-                recordFirstAnswer(&message, of: request, now: now)
+                recordFirstAnswer(reply, of: request, now: now)
                 recorder.recordFirstReply(
                     latency: now - request.intended, missedDeadline: now - request.sent > deadlineNanos
                 )

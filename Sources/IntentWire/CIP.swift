@@ -5,11 +5,12 @@
 public enum CIP {
     /// First frame of every client <-> broker message.
     public static let clientSignature: StaticString = "CIPC01"
-    /// First frame of a client message of version 02 (issue 11, `Docs/IDEMPOTENCY.md`): a REQUEST may carry an
-    /// idempotency key (F7), and REPLY and STATUS answers carry flags (F6).
+    /// First frame of a client message of version 02 (`Docs/IDEMPOTENCY.md`), so that a retry never runs an intent
+    /// twice: a REQUEST may carry an idempotency key (F7), and REPLY and STATUS answers carry flags (F6).
     public static let clientSignatureV2: StaticString = "CIPC02"
 
     /// The client signature of a version (1 or 2).
+    @inlinable
     public static func clientSignature(version: UInt8) -> StaticString {
         version == 2 ? clientSignatureV2 : clientSignature
     }
@@ -34,6 +35,7 @@ public enum CIP {
     public static let workerSignatureV4: StaticString = "CIPW04"
 
     /// The worker signature of a version (1 to 4).
+    @inlinable
     public static func workerSignature(version: UInt8) -> StaticString {
         switch version {
         case 4: workerSignatureV4

@@ -14,7 +14,7 @@ public struct ClientRequest: Sendable, Hashable {
     public let deadlineMilliseconds: Int?
     /// The size of the body (F6): from 1 to the limits' maximum body size.
     public let bodySize: Int
-    /// The caller's idempotency key (issue 11, `Docs/IDEMPOTENCY.md`: F7 of a `CIPC02` REQUEST), 1...255 bytes;
+    /// The caller's idempotency key (`Docs/IDEMPOTENCY.md`: F7 of a `CIPC02` REQUEST), 1...255 bytes;
     /// nil for none (every `CIPC01` REQUEST).
     public let idempotencyKey: [UInt8]?
     /// The client protocol version the REQUEST came in (1: `CIPC01`, 2: `CIPC02`); its answers use the same.

@@ -14,6 +14,7 @@ public enum JobOutcome: String, Sendable, Hashable, CaseIterable, CustomStringCo
     case cancelled
 
     /// The outcome's wire word.
+    @inlinable
     public var name: StaticString {
         switch self {
         case .continue: "continue"

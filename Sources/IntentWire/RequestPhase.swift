@@ -13,6 +13,7 @@ public enum RequestPhase: String, Sendable, CaseIterable, CustomStringConvertibl
     case lifecycle
 
     /// The phase's wire name.
+    @inlinable
     public var name: StaticString {
         switch self {
         case .resolve: "resolve"

@@ -63,14 +63,17 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let shuttingDown = WireErrorCode("shutting-down")
     /// An unexpected failure inside Concierge.
     public static let `internal` = WireErrorCode("internal")
-    /// The idempotency key was first used with another body (issue 11, `Docs/IDEMPOTENCY.md`).
+    /// The idempotency key was first used with another body (`Docs/IDEMPOTENCY.md`): the key names one operation,
+    /// so another body under it is a caller's mistake, not a retry.
     public static let idempotencyConflict = WireErrorCode("idempotency-conflict")
     /// The request was cancelled by its client (CANCEL), or the job by the broker (section 4.10.2, 5.13).
     public static let cancelled = WireErrorCode("cancelled")
     /// The broker restarted (or another took over) while the request's handle job ran: whether it ran is unknown
-    /// (issue 12, `Docs/JOURNAL.md`). With an idempotency key, a retry runs as the next attempt.
+    /// (the journal records a handle job before it is sent, not its end: `Docs/JOURNAL.md`). With an idempotency
+    /// key, a retry runs as the next attempt.
     public static let outcomeUnknown = WireErrorCode("outcome-unknown")
-    /// The broker cannot record new work: its journal's database is unreachable (issue 12). Nothing was accepted;
-    /// the broker recovers by itself when the database returns, so the request may be sent again later.
+    /// The broker cannot record new work: its journal's database is unreachable, and what it cannot record it must
+    /// not accept (`Docs/JOURNAL.md`). Nothing was accepted; the broker recovers by itself when the database
+    /// returns, so the request may be sent again later.
     public static let unavailable = WireErrorCode("unavailable")
 }

@@ -12,7 +12,7 @@ import ZeroMQ
 /// Every `var` below "Loop state" belongs to the thread owning the loop at the time; ``LoopRelay`` orders the
 /// hand-over of all of it.
 ///
-/// The worker speaks `CIPW03` (`Schemas/PROTOCOL.md` sections 5.13 and 5.15): every message it sends has that
+/// The worker speaks `CIPW04` (`Schemas/PROTOCOL.md` sections 5.13, 5.15 and 5.16): every message it sends has that
 /// signature, and it accepts any signature from the broker. A JOB's idempotency key and attempt reach the handler's
 /// ``HandlerContext``; a CANCEL cancels the `Task` running the job (the job's phase is still answered with a RESULT:
 /// `cancelled` when the handler stopped for it, see ``HandlerProvider/run(intentType:phase:body:context:)``). A JOB
@@ -27,8 +27,8 @@ final class WorkerLoop: @unchecked Sendable {
         var last = true
     }
 
-    /// The signature of every message the worker sends: it speaks version 04 (sections 5.13, 5.15 and 5.16).
-    static let signature = CIP.workerSignatureV4
+    /// The version of every message the worker sends: it speaks version 04 (sections 5.13, 5.15 and 5.16).
+    static let version: UInt8 = 4
 
     let configuration: WorkerConfiguration
     let provider: HandlerProvider
@@ -174,17 +174,14 @@ final class WorkerLoop: @unchecked Sendable {
             rotation.awaitHandshake(from: MonotonicTime.now())
             registered = false
             try socket.connect(rotation.current)
-            var frames: [[UInt8]] = [
-                Self.signature.bytes, CIP.Worker.ready.bytes, Array(String(configuration.capacity).utf8),
-                Array(configuration.name.utf8),
-            ]
-            // Version 04 (section 5.16): each type, then its definition.
-            for (type, definition) in announcedDefinitions {
-                frames.append(Array(type.utf8))
-                frames.append(definition)
-            }
-            // Never waits: the fresh connection pipe takes it (it would be gone only after a failed handshake).
-            guard try socket.send(multipart: frames) else { throw ZMQError.wouldBlock }
+            // Version 04 (section 5.16): each type, then its definition. Never waits: the fresh connection pipe
+            // takes it (it would be gone only after a failed handshake).
+            var sink = socket
+            guard
+                try WorkerMessageEncoder.ready(
+                    into: &sink, version: Self.version, capacity: configuration.capacity, name: configuration.name,
+                    intentTypes: announcedDefinitions.map { (Array($0.type.utf8), $0.definition) })
+            else { throw ZMQError.wouldBlock }
             self.socket = socket
         } catch {
             logger.error("cannot connect to the broker", metadata: ["error": "\(error)"])
@@ -424,7 +421,8 @@ final class WorkerLoop: @unchecked Sendable {
                 continue
             }
             if later >= nextHeartbeat {
-                _ = try? socket.send(multipart: [Self.signature.bytes, CIP.Worker.heartbeat.bytes])
+                var sink = socket
+                _ = try? WorkerMessageEncoder.heartbeat(into: &sink, version: Self.version)
                 nextHeartbeat = later + heartbeatNanos
             }
         }
@@ -434,7 +432,8 @@ final class WorkerLoop: @unchecked Sendable {
     private func tearDown() {
         if let socket {
             sendFinished(socket)
-            _ = try? socket.send(multipart: [Self.signature.bytes, CIP.Worker.disconnect.bytes])
+            var sink = socket
+            _ = try? WorkerMessageEncoder.disconnect(into: &sink, version: Self.version)
             // Give libzmq a moment to flush the last frames before the socket closes with linger 0.
             try? socket.setOption(.linger, 1000)
             socket.close()
@@ -455,7 +454,7 @@ final class WorkerLoop: @unchecked Sendable {
         draining = true
         drainDeadline = MonotonicTime.now() + configuration.drainTimeout.nanoseconds
         logger.info("worker draining", metadata: ["running": "\(running)"])
-        if let socket { _ = try? socket.send(multipart: [Self.signature.bytes, CIP.Worker.drain.bytes]) }
+        if var socket { _ = try? WorkerMessageEncoder.drain(into: &socket, version: Self.version) }
     }
 
     /// Handles one message from the broker. Returns false when the connection was replaced.
@@ -637,6 +636,7 @@ final class WorkerLoop: @unchecked Sendable {
                 logger.info("dropped results of jobs from a lost connection", metadata: ["results": "\(stale)"])
             }
         }
+        var sink = socket
         for (index, result) in queue.enumerated() {
             guard result.generation == generation else {  // from a connection that is gone (section 7.1)
                 stale += 1
@@ -646,14 +646,14 @@ final class WorkerLoop: @unchecked Sendable {
             if result.last { runningTasks[Self.key(result.jobID)] = nil }
             do {
                 // A message's first frame is refused when the queue is full; its later frames are then always taken.
-                guard try socket.send(Self.signature, more: true) else {
+                guard
+                    try WorkerMessageEncoder.result(
+                        into: &sink, version: Self.version, jobID: result.jobID, outcome: result.output.outcome,
+                        body: .bytes(result.output.body))
+                else {
                     unsent = Array(queue[index...])
                     return
                 }
-                try socket.send(CIP.Worker.result, more: true)
-                try socket.send(result.jobID, more: true)
-                try socket.send(result.output.outcome.name, more: true)
-                try socket.send(result.output.body)
                 if result.output.outcome == .cancelled { cancelledResults += 1 }
             } catch {
                 logger.error("could not send a result", metadata: ["error": "\(error)"])

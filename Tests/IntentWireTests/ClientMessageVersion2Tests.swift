@@ -1,7 +1,7 @@
 import IntentWire
 import Testing
 
-/// Version 02 of the client protocol (issue 11, `Docs/IDEMPOTENCY.md`): a REQUEST has an eighth frame, the
+/// Version 02 of the client protocol (idempotency keys, `Docs/IDEMPOTENCY.md`): a REQUEST has an eighth frame, the
 /// idempotency key; everything else is decoded as in version 01, and the version is kept for the answers.
 @Suite struct ClientMessageVersion2Tests {
     let decoder = ClientMessageDecoder()

@@ -1,0 +1,83 @@
+/// Encodes the messages a client sends to the broker's frontend (`Schemas/PROTOCOL.md` sections 4.2-4.4 and 4.10):
+/// the frames ``ClientMessageDecoder`` reads, F0 first (a DEALER adds no routing-id frame).
+///
+/// Each function writes one whole message into `sink` and returns false when the sink refused its first frame
+/// (nothing was sent). Version 1 is `CIPC01`, version 2 `CIPC02` (a keyed REQUEST, CANCEL).
+public enum ClientMessageEncoder {
+    /// REQUEST: `[CIPC0v, REQUEST, id, type, phase, deadline, body]`, and in version 2 F7, the idempotency key
+    /// (empty for none). A nil `deadlineMilliseconds` leaves F5 empty (the broker's default).
+    @inlinable @discardableResult
+    public static func request<Sink: WireSink>(
+        into sink: inout Sink, version: UInt8 = 1, requestID: some WireBytes, intentType: some WireBytes,
+        phase: RequestPhase, deadlineMilliseconds: Int?, body: WirePayload<Sink.Body>, idempotencyKey: [UInt8]? = nil
+    ) throws(Sink.Failure) -> Bool {
+        let v2 = version == 2
+        guard try sink.append(CIP.clientSignature(version: version), more: true) else { return false }
+        try sink.append(CIP.Client.request, more: true)
+        _ = try requestID.append(to: &sink, more: true)
+        _ = try intentType.append(to: &sink, more: true)
+        try sink.append(phase.name, more: true)
+        if let deadlineMilliseconds {
+            try sink.append(decimal: UInt64(max(0, deadlineMilliseconds)), more: true)
+        } else {
+            _ = try sink.append(UnsafeRawBufferPointer(start: nil, count: 0), more: true)
+        }
+        try sink.append(body, more: v2)
+        if v2 { try sink.append(idempotencyKey ?? [], more: false) }
+        return true
+    }
+
+    /// A decoded REQUEST written out again, with its body (tests and fuzz targets: `decode(encode(x)) == x`).
+    @inlinable @discardableResult
+    public static func request<Sink: WireSink>(
+        into sink: inout Sink, _ request: ClientRequest, body: WirePayload<Sink.Body>
+    ) throws(Sink.Failure) -> Bool {
+        try self.request(
+            into: &sink, version: request.version, requestID: request.requestID, intentType: request.intentType,
+            phase: request.phase, deadlineMilliseconds: request.deadlineMilliseconds, body: body,
+            idempotencyKey: request.idempotencyKey)
+    }
+
+    /// STATUS: `[CIPC0v, STATUS, id]` (section 4.3).
+    @inlinable @discardableResult
+    public static func status<Sink: WireSink>(
+        into sink: inout Sink, version: UInt8 = 1, requestID: some WireBytes
+    ) throws(Sink.Failure) -> Bool {
+        guard try sink.append(CIP.clientSignature(version: version), more: true) else { return false }
+        try sink.append(CIP.Client.status, more: true)
+        _ = try requestID.append(to: &sink, more: false)
+        return true
+    }
+
+    /// PING: `[CIPC0v, PING]` (section 4.4).
+    @inlinable @discardableResult
+    public static func ping<Sink: WireSink>(into sink: inout Sink, version: UInt8 = 1) throws(Sink.Failure) -> Bool {
+        guard try sink.append(CIP.clientSignature(version: version), more: true) else { return false }
+        try sink.append(CIP.Client.ping, more: false)
+        return true
+    }
+
+    /// CANCEL: `[CIPC02, CANCEL, id]` (section 4.10.2; version 2 only).
+    @inlinable @discardableResult
+    public static func cancel<Sink: WireSink>(
+        into sink: inout Sink, requestID: some WireBytes
+    ) throws(Sink.Failure) -> Bool {
+        guard try sink.append(CIP.clientSignatureV2, more: true) else { return false }
+        try sink.append(CIP.Client.cancel, more: true)
+        _ = try requestID.append(to: &sink, more: false)
+        return true
+    }
+
+    /// A decoded client command written out again (tests and fuzz targets); a REQUEST needs its body.
+    @inlinable @discardableResult
+    public static func command<Sink: WireSink>(
+        into sink: inout Sink, _ command: ClientCommand, version: UInt8 = 1, body: WirePayload<Sink.Body>
+    ) throws(Sink.Failure) -> Bool {
+        switch command {
+        case .request(let request): try self.request(into: &sink, request, body: body)
+        case .status(let id): try status(into: &sink, version: version, requestID: id)
+        case .ping: try ping(into: &sink, version: version)
+        case .cancel(let id): try cancel(into: &sink, requestID: id)
+        }
+    }
+}

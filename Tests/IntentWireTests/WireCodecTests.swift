@@ -1,0 +1,364 @@
+import ConciergeJSON
+import IntentWire
+import PropertyBased
+import Testing
+
+/// The encoders write the frames of the specification's tables, and the decoders read back what they wrote, for
+/// every message and version (`Schemas/PROTOCOL.md` sections 4 and 5).
+@Suite struct WireCodecTests {
+    /// A sink that refuses every frame (a full queue): nothing is written, and the encoder says so.
+    struct FullSink: WireSink {
+        var appended = 0
+        mutating func append(_ bytes: UnsafeRawBufferPointer, more: Bool) -> Bool { false }
+        mutating func append(body: [UInt8], more: Bool) -> Bool { false }
+    }
+
+    static let body = bytes(#"{"intent":{"type":"Echo"}}"#)
+    static let jobID = WireWord(0x0102_0304_0506_0708)
+    static let jobIDBytes: [UInt8] = withUnsafeBytes(of: UInt64(0x0102_0304_0506_0708)) { Array($0) }
+
+    // MARK: Client to broker
+
+    @Test func aRequestHasTheFramesOfSection4_2() {
+        var list = WireFrameList()
+        ClientMessageEncoder.request(
+            into: &list, requestID: "r-1", intentType: "Echo", phase: .handle, deadlineMilliseconds: nil,
+            body: .bytes(Self.body))
+        #expect(list.frames == frames("CIPC01", "REQUEST", "r-1", "Echo", "handle", "", #"{"intent":{"type":"Echo"}}"#))
+        var keyed = WireFrameList()
+        ClientMessageEncoder.request(
+            into: &keyed, version: 2, requestID: "r-2", intentType: "Echo", phase: .lifecycle,
+            deadlineMilliseconds: 1250, body: .body(Self.body), idempotencyKey: bytes("k"))
+        #expect(
+            keyed.frames
+                == frames("CIPC02", "REQUEST", "r-2", "Echo", "lifecycle", "1250", #"{"intent":{"type":"Echo"}}"#, "k"))
+        #expect(keyed.messageEnds == [8])
+    }
+
+    @Test func statusPingAndCancelHaveTheFramesOfSections4_3_4_4And4_10_2() {
+        var list = WireFrameList()
+        ClientMessageEncoder.status(into: &list, requestID: "r-1")
+        ClientMessageEncoder.ping(into: &list)
+        ClientMessageEncoder.cancel(into: &list, requestID: bytes("r-1"))
+        ClientMessageEncoder.status(into: &list, version: 2, requestID: WireWord(7))
+        #expect(
+            list.messages == [
+                frames("CIPC01", "STATUS", "r-1"), frames("CIPC01", "PING"), frames("CIPC02", "CANCEL", "r-1"),
+                [bytes("CIPC02"), bytes("STATUS"), [7, 0, 0, 0, 0, 0, 0, 0]],
+            ])
+    }
+
+    @Test func everyClientMessageDecodesToWhatWasEncoded() throws {
+        let commands: [(ClientCommand, UInt8)] = [
+            (
+                .request(
+                    ClientRequest(
+                        requestID: bytes("r-1"), intentType: bytes("Echo"), phase: .handle, deadlineMilliseconds: nil,
+                        bodySize: Self.body.count)), 1
+            ),
+            (
+                .request(
+                    ClientRequest(
+                        requestID: bytes("r-2"), intentType: bytes("SendPayment"), phase: .lifecycle,
+                        deadlineMilliseconds: 60_000, bodySize: Self.body.count, idempotencyKey: bytes("key"),
+                        version: 2)), 2
+            ),
+            (
+                .request(
+                    ClientRequest(
+                        requestID: bytes("r-3"), intentType: bytes("Echo"), phase: .resolve, deadlineMilliseconds: 10,
+                        bodySize: Self.body.count, idempotencyKey: nil, version: 2)), 2
+            ),
+            (.status(requestID: bytes("r-1")), 1), (.status(requestID: bytes("r-1")), 2), (.ping, 1), (.ping, 2),
+            (.cancel(requestID: bytes("r-9")), 2),
+        ]
+        for (command, version) in commands {
+            var list = WireFrameList()
+            #expect(ClientMessageEncoder.command(into: &list, command, version: version, body: .bytes(Self.body)))
+            #expect(list.messageEnds == [list.frames.count])
+            #expect(try ClientMessageDecoder().decode(list.frames) == command)
+            #expect(list.frames[0] == bytes(version == 2 ? "CIPC02" : "CIPC01"))
+        }
+    }
+
+    // MARK: Broker to client
+
+    @Test func repliesHaveTheFramesOfSections4_5To4_7() {
+        var list = WireFrameList()
+        BrokerReplyEncoder.reply(
+            into: &list, to: bytes("client"), kind: .reply, requestID: "r-1", status: .final, phase: "handle",
+            body: .bytes(bytes("{}")))
+        BrokerReplyEncoder.reply(
+            into: &list, to: bytes("client"), version: 2, kind: .status, requestID: "r-1", status: .progress,
+            phase: RequestPhase.confirm.name, body: .body(bytes("{}")))
+        BrokerReplyEncoder.reply(
+            into: &list, to: bytes("client"), version: 2, kind: .reply, requestID: "r-1", status: .final,
+            phase: "handle", body: .bytes(bytes("{}")), isReplay: true)
+        BrokerReplyEncoder.error(
+            into: &list, to: bytes("client"), requestID: "", phase: "", code: .malformed, message: "no")
+        BrokerReplyEncoder.pong(into: &list, to: bytes("client"), version: 2)
+        #expect(
+            list.messages == [
+                frames("client", "CIPC01", "REPLY", "r-1", "final", "handle", "{}"),
+                frames("client", "CIPC02", "STATUS", "r-1", "progress", "confirm", "{}", ""),
+                frames("client", "CIPC02", "REPLY", "r-1", "final", "handle", "{}", "replay"),
+                frames("client", "CIPC01", "REPLY", "", "error", "", #"{"code":"malformed","message":"no"}"#),
+                frames("client", "CIPC02", "PONG"),
+            ])
+    }
+
+    @Test func everyReplyDecodesToWhatWasEncoded() throws {
+        for version: UInt8 in [1, 2] {
+            for kind in [BrokerReply.Kind.reply, .status] {
+                for status in BrokerReply.Status.allCases {
+                    for replay in version == 2 ? [false, true] : [false] {
+                        var list = WireFrameList()
+                        BrokerReplyEncoder.reply(
+                            into: &list, to: bytes("c"), version: version, kind: kind, requestID: "id-1",
+                            status: status, phase: "resolve", body: .bytes(bytes("[1]")), isReplay: replay)
+                        try BrokerReplyDecoder().decode(Array(list.frames.dropFirst())) { reply in
+                            #expect(reply.kind == kind && reply.version == version && reply.status == status)
+                            #expect(Array(reply.requestID) == bytes("id-1") && Array(reply.phase) == bytes("resolve"))
+                            #expect(Array(reply.body) == bytes("[1]") && reply.isReplay == replay)
+                            #expect(reply.isFinal == (status != .progress))
+                        }
+                    }
+                }
+            }
+            var list = WireFrameList()
+            BrokerReplyEncoder.pong(into: &list, to: bytes("c"), version: version)
+            try BrokerReplyDecoder().decode(Array(list.frames.dropFirst())) { reply in
+                #expect(reply.kind == .pong && reply.version == version && !reply.isFinal)
+            }
+        }
+    }
+
+    @Test func theReplyDecoderRefusesWhatIsNotAReply() {
+        func code(_ frames: [[UInt8]]) -> BrokerReplyError.Code? {
+            do throws(BrokerReplyError) {
+                try BrokerReplyDecoder().decode(frames) { _ in }
+                return nil
+            } catch {
+                return error.code
+            }
+        }
+        #expect(code(frames("CIPC03", "PONG")) == .signature)
+        #expect(code(frames("CIPC01")) == .signature)
+        #expect(code(frames("CIPC01", "PING")) == .command)
+        #expect(code(frames("CIPC01", "PONG", "x")) == .frameCount)
+        #expect(code(frames("CIPC01", "REPLY", "r", "final", "handle", "{}", "")) == .frameCount)
+        #expect(code(frames("CIPC02", "REPLY", "r", "final", "handle", "{}")) == .frameCount)
+        #expect(code(frames("CIPC01", "REPLY", "r", "done", "handle", "{}")) == .status)
+        #expect(code(frames("CIPC01", "STATUS", "r", "error", "", "{}")) == nil)
+    }
+
+    // MARK: Worker to broker
+
+    @Test func workerMessagesHaveTheFramesOfSections5_2To5_6() throws {
+        var list = WireFrameList()
+        WorkerMessageEncoder.ready(
+            into: &list, version: 1, capacity: 4, name: "w-1", intentTypes: [(bytes("Echo"), nil), (bytes("A"), nil)])
+        WorkerMessageEncoder.ready(
+            into: &list, version: 4, capacity: 1, name: bytes("w-2"), intentTypes: [(bytes("Echo"), bytes("{}"))])
+        WorkerMessageEncoder.result(
+            into: &list, version: 3, jobID: Self.jobIDBytes, outcome: .continue, body: .bytes(Self.body))
+        WorkerMessageEncoder.heartbeat(into: &list, version: 2)
+        WorkerMessageEncoder.drain(into: &list, version: 1)
+        WorkerMessageEncoder.disconnect(into: &list, version: 4)
+        WorkerMessageEncoder.statsQuery(into: &list, version: 2)
+        #expect(
+            list.messages == [
+                frames("CIPW01", "READY", "4", "w-1", "Echo", "A"), frames("CIPW04", "READY", "1", "w-2", "Echo", "{}"),
+                [bytes("CIPW03"), bytes("RESULT"), Self.jobIDBytes, bytes("continue"), Self.body],
+                frames("CIPW02", "HEARTBEAT"), frames("CIPW01", "DRAIN"), frames("CIPW04", "DISCONNECT"),
+                frames("CIPW02", "STATS"),
+            ])
+    }
+
+    @Test func everyWorkerMessageDecodesToWhatWasEncoded() throws {
+        let definition = try AnnouncedDefinition(
+            frame: bytes(#"{"intent":"Echo","version":2,"parameters":{}}"#), intentType: "Echo")
+        for version: UInt8 in 1...4 {
+            let ready = WorkerReady(
+                capacity: 16, name: bytes("worker-\(version)"), intentTypes: [bytes("Echo")], version: version,
+                definitions: version >= 4 ? [definition] : [])
+            var list = WireFrameList()
+            #expect(WorkerMessageEncoder.ready(into: &list, ready))
+            #expect(try WorkerMessageDecoder().decode(list.frames, isRegistered: false) == .ready(ready))
+            for outcome in JobOutcome.allCases {
+                var result = WireFrameList()
+                WorkerMessageEncoder.result(
+                    into: &result, version: version, jobID: Self.jobID, outcome: outcome, body: .body(Self.body))
+                #expect(
+                    try WorkerMessageDecoder().decode(result.frames, isRegistered: true)
+                        == .result(WorkerResult(jobID: Self.jobID.value, outcome: outcome, bodySize: Self.body.count)))
+            }
+            var control = WireFrameList()
+            WorkerMessageEncoder.heartbeat(into: &control, version: version)
+            WorkerMessageEncoder.drain(into: &control, version: version)
+            WorkerMessageEncoder.disconnect(into: &control, version: version)
+            let decoded = try control.messages.map { try WorkerMessageDecoder().decode($0, isRegistered: true) }
+            #expect(decoded == [.heartbeat, .drain, .disconnect])
+            var stats = WireFrameList()
+            WorkerMessageEncoder.statsQuery(into: &stats, version: version)
+            #expect(try WorkerMessageDecoder().isStatsQuery(stats.frames) == (version >= 2))
+        }
+    }
+
+    // MARK: Broker to worker
+
+    @Test func aJobHasTheFramesOfSections5_7_5_13And5_15() {
+        var list = WireFrameList()
+        for version: UInt8 in 1...4 {
+            BrokerMessageEncoder.job(
+                into: &list, to: bytes("w"), version: version, jobID: Self.jobID, intentType: bytes("Echo"),
+                phase: .resolve, timeLeftMilliseconds: 2500, body: .body(Self.body), idempotencyKey: nil, attempt: 1,
+                lastPhase: .confirm)
+        }
+        let common: [[UInt8]] = [
+            bytes("JOB"), Self.jobIDBytes, bytes("Echo"), bytes("resolve"), bytes("2500"), Self.body,
+        ]
+        #expect(
+            list.messages == [
+                [bytes("w"), bytes("CIPW01")] + common,
+                [bytes("w"), bytes("CIPW02")] + common + [[], bytes("1")],
+                [bytes("w"), bytes("CIPW03")] + common + [[], bytes("1"), bytes("confirm")],
+                [bytes("w"), bytes("CIPW04")] + common + [[], bytes("1"), bytes("confirm")],
+            ])
+        // CIPW04's JOB: the routing id and 10 frames.
+        #expect(list.messages[3].count == 11)
+    }
+
+    @Test func brokerControlMessagesHaveTheFramesOfSections5_5_5_8_5_9_5_13And5_14() {
+        var list = WireFrameList()
+        BrokerMessageEncoder.heartbeat(into: &list, to: bytes("w"), version: 1)
+        BrokerMessageEncoder.drain(into: &list, to: bytes("w"), version: 2)
+        BrokerMessageEncoder.disconnect(into: &list, to: bytes("w"), version: 3)
+        BrokerMessageEncoder.error(into: &list, to: bytes("w"), version: 4, code: .malformed, message: "bad")
+        BrokerMessageEncoder.cancel(into: &list, to: bytes("w"), version: 2, jobID: Self.jobID)
+        BrokerMessageEncoder.stats(into: &list, to: bytes("p"), version: 3, body: .bytes(bytes("{}")))
+        #expect(
+            list.messages == [
+                frames("w", "CIPW01", "HEARTBEAT"), frames("w", "CIPW02", "DRAIN"), frames("w", "CIPW03", "DISCONNECT"),
+                frames("w", "CIPW04", "ERROR", "malformed", "bad"),
+                [bytes("w"), bytes("CIPW02"), bytes("CANCEL"), Self.jobIDBytes],
+                frames("p", "CIPW03", "STATS", "{}"),
+            ])
+    }
+
+    @Test func everyBrokerMessageToAWorkerDecodesToWhatWasEncoded() throws {
+        for version: UInt8 in 1...4 {
+            let job = WorkerJob(
+                jobID: Self.jobIDBytes, intentType: "SendPayment", phase: .confirm, timeLeftMilliseconds: 0,
+                bodySize: Self.body.count, idempotencyKey: version >= 2 ? bytes("key") : nil,
+                attempt: version >= 2 ? 3 : 1, lastPhase: version >= 3 ? .handle : nil, version: version)
+            var list = WireFrameList()
+            #expect(BrokerMessageEncoder.job(into: &list, to: bytes("w"), job, body: .bytes(Self.body)))
+            #expect(try BrokerMessageDecoder().decode(Array(list.frames.dropFirst())) == .job(job))
+
+            var control = WireFrameList()
+            BrokerMessageEncoder.heartbeat(into: &control, to: bytes("w"), version: version)
+            BrokerMessageEncoder.drain(into: &control, to: bytes("w"), version: version)
+            BrokerMessageEncoder.disconnect(into: &control, to: bytes("w"), version: version)
+            BrokerMessageEncoder.error(
+                into: &control, to: bytes("w"), version: version, code: .definitionMismatch, message: "refused")
+            var expected: [BrokerCommand] = [
+                .heartbeat, .drain, .disconnect, .error(code: "definition-mismatch", message: "refused"),
+            ]
+            if version >= 2 {
+                BrokerMessageEncoder.cancel(into: &control, to: bytes("w"), version: version, jobID: Self.jobIDBytes)
+                expected.append(.cancel(jobID: Self.jobIDBytes))
+            }
+            let decoded = try control.messages.map { try BrokerMessageDecoder().decode(Array($0.dropFirst())) }
+            #expect(decoded == expected)
+
+            var stats = WireFrameList()
+            BrokerMessageEncoder.stats(into: &stats, to: bytes("p"), version: version, body: .bytes(bytes("{}")))
+            #expect(
+                BrokerMessageDecoder().statsAnswer(Array(stats.frames.dropFirst()))
+                    == (version >= 2 ? bytes("{}") : nil))
+        }
+    }
+
+    // MARK: Sinks
+
+    @Test func aRefusedFirstFrameSendsNothing() {
+        var sink = FullSink()
+        #expect(!ClientMessageEncoder.ping(into: &sink))
+        #expect(
+            !ClientMessageEncoder.request(
+                into: &sink, requestID: "r", intentType: "Echo", phase: .handle, deadlineMilliseconds: nil,
+                body: .bytes(Self.body)))
+        #expect(!BrokerReplyEncoder.pong(into: &sink, to: bytes("c")))
+        #expect(
+            !BrokerMessageEncoder.job(
+                into: &sink, to: bytes("w"), version: 4, jobID: Self.jobID, intentType: "Echo", phase: .handle,
+                timeLeftMilliseconds: 1, body: .body(Self.body)))
+        #expect(!WorkerMessageEncoder.heartbeat(into: &sink, version: 1))
+    }
+
+    // MARK: Properties
+
+    /// Random requests of both versions come back from the decoder as they went in.
+    @Test func randomRequestsDecodeToWhatWasEncoded() async {
+        await propertyCheck(count: 300, input: Gen.uint64()) { seed in
+            var random = Seeded(seed)
+            let version: UInt8 = random.next() % 2 == 0 ? 1 : 2
+            let key = version == 2 && random.next() % 3 != 0 ? random.bytes(1...255) : nil
+            let request = ClientRequest(
+                requestID: random.bytes(1...255), intentType: random.text(1...255),
+                phase: RequestPhase.allCases[Int(random.next() % 4)],
+                deadlineMilliseconds: random.next() % 2 == 0 ? nil : 10 + Int(random.next() % 59_991),
+                bodySize: 1 + Int(random.next() % 300), idempotencyKey: key, version: version)
+            var list = WireFrameList()
+            ClientMessageEncoder.request(
+                into: &list, request, body: .bytes(random.bytes(request.bodySize...request.bodySize)))
+            #expect((try? ClientMessageDecoder().decode(list.frames)) == .request(request))
+        }
+    }
+
+    /// Random jobs of every version come back from the worker's decoder as the broker encoded them.
+    @Test func randomJobsDecodeToWhatWasEncoded() async {
+        await propertyCheck(count: 300, input: Gen.uint64()) { seed in
+            var random = Seeded(seed)
+            let version = UInt8(1 + random.next() % 4)
+            let phase = RequestPhase.allCases[Int(random.next() % 3)]
+            let last =
+                version >= 3 ? RequestPhase.allCases[phase.order + Int(random.next() % UInt64(3 - phase.order))] : phase
+            let job = WorkerJob(
+                jobID: random.bytes(8...8), intentType: String(decoding: random.text(1...255), as: UTF8.self),
+                phase: phase, timeLeftMilliseconds: Int(random.next() % 1_000_000),
+                bodySize: 1 + Int(random.next() % 99),
+                idempotencyKey: version >= 2 && random.next() % 2 == 0 ? random.bytes(1...255) : nil,
+                attempt: version >= 2 ? 1 + Int(random.next() % 9) : 1, lastPhase: last, version: version)
+            var list = WireFrameList()
+            BrokerMessageEncoder.job(
+                into: &list, to: random.bytes(1...5), job, body: .body(random.bytes(job.bodySize...job.bodySize)))
+            #expect((try? BrokerMessageDecoder().decode(Array(list.frames.dropFirst()))) == .job(job))
+        }
+    }
+}
+
+/// A reproducible byte source for the properties (SplitMix64).
+struct Seeded {
+    var state: UInt64
+    init(_ seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    /// Random bytes, a count in `range`.
+    mutating func bytes(_ range: ClosedRange<Int>) -> [UInt8] {
+        let count = range.lowerBound + Int(next() % UInt64(range.count))
+        return (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) }
+    }
+    /// Random ASCII letters and digits, a count in `range` (valid UTF-8).
+    mutating func text(_ range: ClosedRange<Int>) -> [UInt8] {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-".utf8)
+        let count = range.lowerBound + Int(next() % UInt64(range.count))
+        return (0..<count).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] }
+    }
+}
