@@ -29,32 +29,20 @@ extension BrokerLoop {
     /// What ``perform()`` leaves in the batch in place of an action it took: an empty array and a number.
     private static var placeholder: BrokerAction<ZMQMessage> { .pong(client: [], version: 0) }
 
+    // The frames are laid out by IntentWire's encoders, written straight into the socket (``WireSink``): no frame
+    // is built here, and a body moves as the libzmq message it arrived in.
+
     private func sendJob(_ job: JobDispatch<ZMQMessage>) {
         let now = MonotonicTime.now()
         guard core.shouldSend(job, now: now) else { return }
-        guard let backend = sockets?.backend else { return }
-        let left = job.deadline > now ? (job.deadline - now) / 1_000_000 : 0
+        guard var backend = sockets?.backend else { return }
         do {
-            guard try backend.send(job.routingID, more: true) else {
-                core.jobNotSentWorkerBlocked(job, now: now)
-                return
-            }
-            let version2 = job.version >= 2
-            try backend.send(CIP.workerSignature(version: job.version), more: true)
-            try backend.send(CIP.Worker.job, more: true)
-            var id = job.jobID
-            try withUnsafeBytes(of: &id) { _ = try backend.send($0, more: true) }
-            try backend.send(job.intentType, more: true)
-            try backend.send(job.phase.name, more: true)
-            try backend.send(decimal: left, more: true)
-            try backend.send(job.body, more: version2)
-            if version2 {
-                // Version 02 (section 5.13): F7 the idempotency key (empty for none), F8 the attempt.
-                try backend.send(job.idempotencyKey ?? [], more: true)
-                try backend.send(decimal: UInt64(job.attempt), more: job.version >= 3)
-                // Version 03 (section 5.15): F9 the last phase the worker runs.
-                if job.version >= 3 { try backend.send(job.lastPhase.name) }
-            }
+            let sent = try BrokerMessageEncoder.job(
+                into: &backend, to: job.routingID, version: job.version, jobID: WireWord(job.jobID),
+                intentType: job.intentType, phase: job.phase,
+                timeLeftMilliseconds: job.deadline > now ? (job.deadline - now) / 1_000_000 : 0, body: .body(job.body),
+                idempotencyKey: job.idempotencyKey, attempt: job.attempt, lastPhase: job.lastPhase)
+            if !sent { core.jobNotSentWorkerBlocked(job, now: now) }
         } catch {
             logger.debug(
                 "JOB not sent: worker unreachable", metadata: ["worker": "\(job.worker)", "error": "\(error)"])
@@ -70,56 +58,41 @@ extension BrokerLoop {
     /// Sends a REPLY or STATUS answer. One that cannot go out (the client is gone, or its queue is full) is counted
     /// and dropped: sends never block the broker, and the result stays available to STATUS.
     private func sendReply(_ reply: ClientReply<ZMQMessage>) {
-        guard let frontend = sockets?.frontend else { return }
+        guard var frontend = sockets?.frontend else { return }
         do {
-            guard try frontend.send(reply.client, more: true) else { return core.replyNotDelivered() }
-            try frontend.send(CIP.clientSignature(version: reply.version), more: true)
-            try frontend.send(reply.command.frame, more: true)
-            try frontend.send(reply.requestID, more: true)
-            try frontend.send(reply.status.frame, more: true)
-            try frontend.send(reply.phase, more: true)
-            let flags = reply.version == 2
-            switch reply.payload {
-            case .bytes(let bytes): try frontend.send(bytes, more: flags)
-            case .body(let message): try frontend.send(message, more: flags)
-            }
-            // Version 02: F6, the flags.
-            if flags { try frontend.send(reply.isReplay ? CIP.Flags.replay : CIP.Flags.none) }
+            let sent = try BrokerReplyEncoder.reply(
+                into: &frontend, to: reply.client, version: reply.version, kind: reply.command.kind,
+                requestID: reply.requestID, status: reply.status, phase: reply.phase, body: reply.payload,
+                isReplay: reply.isReplay)
+            if !sent { core.replyNotDelivered() }
         } catch {
             core.replyNotDelivered()
         }
     }
 
     private func sendPong(_ client: [UInt8], version: UInt8) {
-        guard let frontend = sockets?.frontend else { return }
+        guard var frontend = sockets?.frontend else { return }
         do {
-            guard try frontend.send(client, more: true) else { return core.replyNotDelivered() }
-            try frontend.send(CIP.clientSignature(version: version), more: true)
-            try frontend.send(CIP.Broker.pong)
+            if try !BrokerReplyEncoder.pong(into: &frontend, to: client, version: version) { core.replyNotDelivered() }
         } catch {
             core.replyNotDelivered()
         }
     }
 
     private func sendControl(_ control: WorkerControl, to routingID: [UInt8], version: UInt8) {
-        guard let backend = sockets?.backend else { return }
+        guard var backend = sockets?.backend else { return }
         do {
-            guard try backend.send(routingID, more: true) else { return }
-            try backend.send(CIP.workerSignature(version: version), more: true)
             switch control {
-            case .heartbeat: try backend.send(CIP.Worker.heartbeat)
-            case .drainAcknowledged: try backend.send(CIP.Worker.drain)
-            case .disconnect: try backend.send(CIP.Worker.disconnect)
+            case .heartbeat: try BrokerMessageEncoder.heartbeat(into: &backend, to: routingID, version: version)
+            case .drainAcknowledged: try BrokerMessageEncoder.drain(into: &backend, to: routingID, version: version)
+            case .disconnect: try BrokerMessageEncoder.disconnect(into: &backend, to: routingID, version: version)
             case .error(let code, let message):
-                try backend.send(CIP.Worker.error, more: true)
-                try backend.send(code.rawValue, more: true)
-                try backend.send(message)
-            case .cancel(var jobID):
-                try backend.send(CIP.Worker.cancel, more: true)
-                try withUnsafeBytes(of: &jobID) { _ = try backend.send($0) }
+                try BrokerMessageEncoder.error(
+                    into: &backend, to: routingID, version: version, code: code, message: message)
+            case .cancel(let jobID):
+                try BrokerMessageEncoder.cancel(into: &backend, to: routingID, version: version, jobID: WireWord(jobID))
             case .stats(let body):
-                try backend.send(CIP.Worker.stats, more: true)
-                try backend.send(body)
+                try BrokerMessageEncoder.stats(into: &backend, to: routingID, version: version, body: .bytes(body))
             }
         } catch {}
     }

@@ -1,3 +1,4 @@
+import IntentWire
 import Testing
 
 @testable import IntentBroker

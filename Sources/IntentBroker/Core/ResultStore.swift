@@ -1,3 +1,4 @@
+import IntentWire
 import DequeModule
 
 /// Final replies kept for STATUS queries, for a bounded time, count and memory (section 6.4 of the protocol).
