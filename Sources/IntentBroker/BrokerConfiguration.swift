@@ -25,7 +25,7 @@ public struct BrokerConfiguration: Sendable {
     /// The most finished results kept for STATUS queries.
     public var maxStoredResults: Int
     /// At most this many bytes of finished results (bodies, keys and the memory of an entry) are kept for STATUS
-    /// queries; past it the oldest go first (issue 14: bounded memory under overload). The default, 32 MiB, is
+    /// queries; past it the oldest go first (bounded memory under overload). The default, 32 MiB, is
     /// about 17,000 echo replies: 17 s of results at 1,000 requests/s (it was 48 MiB until 2026-11-24, when the broker
     /// reached 126 MiB of its 128 MiB goal at 2× overload; `Docs/OVERLOAD.md`).
     public var resultsMemory: Int
@@ -47,7 +47,7 @@ public struct BrokerConfiguration: Sendable {
     public var maxQueuedPerIntentType: Int
     /// The longest a request may be expected to wait in its queue before a worker starts it, at the intent type's
     /// measured pace; a request that would wait longer gets `busy` at once. nil (the default) means 80% of the
-    /// request's deadline: admit whatever can still start in time (issue 14, `Docs/OVERLOAD.md`).
+    /// request's deadline: admit whatever can still start in time (`Docs/OVERLOAD.md`).
     public var maxQueueWait: Duration? = nil
     /// The expected wait a standing queue is held to; nil (the default): no such limit. A queue absorbs bursts:
     /// while it empties now and then, requests are admitted up to ``maxQueueWait`` (or 80% of their deadline). Once
@@ -98,7 +98,7 @@ public struct BrokerConfiguration: Sendable {
     /// Warnings caused by one peer (a stray RESULT, a malformed message, ...) are logged at most once per this
     /// interval per peer and kind; every event is still counted in ``BrokerStatistics``.
     public var peerWarningInterval: Duration
-    /// How long the record of an idempotency key is kept after its request ended (issue 11, Docs/IDEMPOTENCY.md).
+    /// How long the record of an idempotency key is kept after its request ended (`Docs/IDEMPOTENCY.md`).
     public var idempotencyTTL: Duration
     /// At most this many ended idempotency records are kept; past it the oldest go first (each counted).
     public var maxIdempotencyRecords: Int
@@ -107,7 +107,7 @@ public struct BrokerConfiguration: Sendable {
     /// After a client's CANCEL reaches a running job, how long the broker waits for its worker's RESULT (the handler
     /// stopped, or finished first) before it answers `cancelled` with the job's outcome unknown (PROTOCOL.md 4.10.2).
     public var cancelGracePeriod: Duration
-    /// Where the broker records what it accepted and answered (issue 12, `Docs/JOURNAL.md`): nil for none (memory
+    /// Where the broker records what it accepted and answered (`Docs/JOURNAL.md`): nil for none (memory
     /// only: a restart loses what was in flight and the results kept for STATUS), or the path of a SQLite journal
     /// made by `concierge journal init`.
     public var journalPath: String?

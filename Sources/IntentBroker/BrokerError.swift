@@ -21,7 +21,7 @@ public struct BrokerError: Error, Sendable, CustomStringConvertible {
         /// Waiting on the broker's sockets failed (`zmq_poll` reported an error other than an interruption), so the
         /// broker stopped; the message names the libzmq error.
         public static let pollFailed = Code(value: .pollFailed)
-        /// The journal (issue 12) could not be opened or read at start, or a commit failed while running: the
+        /// The journal could not be opened or read at start, or a commit failed while running: the
         /// broker stops rather than act on what it could not record; the message carries the journal's error code
         /// and says what to do.
         public static let journalFailed = Code(value: .journalFailed)

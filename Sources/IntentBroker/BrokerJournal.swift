@@ -6,16 +6,15 @@ import ZeroMQ
     import Glibc
 #endif
 
-/// The I/O shell's side of the journal (issue 12, `Docs/JOURNAL.md`): it turns the core's ``JournalEntry``s and
-/// changed idempotency records into ``JournalOperation``s and commits them in one transaction per batch, and at
-/// start it reads the journal back into the core. Times cross between the core's monotonic clock and the journal's
+/// The I/O shell's side of the journal (`Docs/JOURNAL.md`): it turns the core's ``JournalEntry``s and changed
+/// idempotency records into ``JournalOperation``s for one transaction per batch, and on opening it reads the journal
+/// back into the core. When to commit, and what a failure means, the core decides (``JournalLink``). Times cross between the core's monotonic clock and the journal's
 /// wall clock (Unix milliseconds) here.
 ///
 /// Used from the broker loop's thread only.
 final class BrokerJournal {
     let journal: any Journal
     let path: String
-    private var entries: [JournalEntry<ZMQMessage>] = []
     /// Where each request accepted in the commit being prepared is, among its operations.
     private var acceptedHere: [UInt64: Int] = [:]
 
@@ -45,11 +44,11 @@ final class BrokerJournal {
 
     // MARK: Commit
 
-    /// Turns what the core queued since the last call into the operations of one commit (nil if there is nothing
-    /// to record), and remembers the requests they accept until ``committed()`` or ``failed(pending:)``.
-    func prepare(_ core: inout BrokerCore<ZMQMessage>) -> [JournalOperation]? {
-        let changed = core.takeJournal(into: &entries)
-        if entries.isEmpty && changed.isEmpty { return nil }
+    /// Turns a batch the core commits (``BrokerCore/nextBatch(actions:entries:)``) into the operations of one
+    /// transaction; the idempotency records `changed` are read from the core as they are now.
+    func operations(
+        _ entries: [JournalEntry<ZMQMessage>], changed: Set<IdempotencyScope>, core: inout BrokerCore<ZMQMessage>
+    ) -> [JournalOperation] {
         let offset = Self.offset()
         func wall(_ time: UInt64) -> Int64 { Int64(time / 1_000_000) + offset }
         var operations: [JournalOperation] = []
@@ -131,46 +130,8 @@ final class BrokerJournal {
                         fingerprint: Self.bytes(record.fingerprint), attempts: record.attempts, state: state,
                         endedAt: endedAt)))
         }
-        noteAccepted(entries, into: &submitted)
-        entries.removeAll(keepingCapacity: true)
         return operations
     }
-
-    /// The commit of the operations ``prepare(_:)`` gave is written.
-    func committed() { submitted.removeAll(keepingCapacity: true) }
-
-    /// The commit failed: the requests it would have accepted, and those of `pending` entries not yet prepared, were
-    /// never accepted (added to ``uncommitted``).
-    func failed(pending: [JournalEntry<ZMQMessage>]) {
-        uncommitted += submitted
-        noteAccepted(pending, into: &uncommitted)
-        submitted.removeAll()
-    }
-
-    /// Takes the list of requests never accepted because their commit failed.
-    func takeUncommitted() -> [(key: RequestKey, version: UInt8, phase: StaticString)] {
-        defer { uncommitted.removeAll() }
-        return uncommitted
-    }
-
-    private func noteAccepted(
-        _ entries: [JournalEntry<ZMQMessage>], into list: inout [(key: RequestKey, version: UInt8, phase: StaticString)]
-    ) {
-        for entry in entries {
-            switch entry {
-            case .accepted(let request, _): list.append((request.key, request.version, request.requested.name))
-            case .attached(_, let listener): list.append((listener.key, listener.version, ""))
-            default: break
-            }
-        }
-    }
-
-    /// The requests of the commit in flight that accept something new.
-    private var submitted: [(key: RequestKey, version: UInt8, phase: StaticString)] = []
-
-    /// The requests (and attached duplicates) the last failed commit would have accepted: never recorded, so never
-    /// accepted, and owed an answer.
-    private var uncommitted: [(key: RequestKey, version: UInt8, phase: StaticString)] = []
 
     /// Forces commits to disk when the interval policy is due (the loop calls it on its timer).
     func syncIfDue() throws(JournalError) { try journal.syncIfDue() }

@@ -6,15 +6,15 @@ public struct BrokerStatistics: Sendable, Equatable {
     public var progressReplies = 0
     /// Requests answered `busy` because no worker could start them before their deadline.
     public var shedRequests = 0
-    /// Keyed requests attached to the request in flight with the same key (issue 11).
+    /// Keyed requests attached to the request in flight with the same key.
     public var attachedDuplicates = 0
-    /// Keyed requests answered with the stored final reply of their key (issue 11).
+    /// Keyed requests answered with the stored final reply of their key.
     public var replays = 0
     /// Ended idempotency records dropped before their time because a bound was reached (a retry of one runs again).
     public var idempotencyEvictions = 0
-    /// Requests ended `cancelled` by their client's CANCEL (issue 11).
+    /// Requests ended `cancelled` by their client's CANCEL.
     public var cancelledRequests = 0
-    /// Requests read back from the journal at start, accepted by an earlier run and not ended (issue 12).
+    /// Requests read back from the journal at start, accepted by an earlier run and not ended.
     public var requestsRecovered = 0
     /// CANCELs sent to workers (a client's CANCEL of a running job, or the hard limit).
     public var jobsCancelled = 0

@@ -2,7 +2,7 @@
     import Glibc
 #endif
 
-/// Gives the heap memory of expired results back to the system (issue 14: back near idle once results expire).
+/// Gives the heap memory of expired results back to the system (back near idle once results expire).
 ///
 /// glibc's malloc returns freed memory to the system only from the top of a heap; the results a busy minute left
 /// are freed in the middle, among allocations that live on, so without `malloc_trim` the broker's RSS stays at its

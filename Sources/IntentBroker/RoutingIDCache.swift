@@ -7,7 +7,7 @@ import ZeroMQ
 #endif
 
 /// The routing ids of the peers that sent the last messages, so that a message from a known peer reuses its id's
-/// array instead of allocating a copy of the frame (two allocations a request in the broker's loop; issue 14).
+/// array instead of allocating a copy of the frame (two allocations a request in the broker's loop).
 ///
 /// A few connections carry most messages (a client's, the workers'), so a handful of slots, searched from the last
 /// hit and replaced in turn, hit nearly always; with more peers than slots it costs a few compares and the copy it

@@ -1,3 +1,4 @@
+import IntentJournal
 import IntentWire
 import Logging
 import Testing
@@ -48,13 +49,32 @@ struct CoreHarness {
     /// Checked after every step.
     var checkInvariants = true
 
-    /// With a journal (issue 12): what the journal holds, as the shell would have committed it batch by batch.
+    /// With a journal: what the journal holds, as the shell would have committed it batch by batch.
     var journal: JournalModel?
+    /// What the journal will hold once the commit in flight is written.
+    var pendingJournal: JournalModel?
+    /// With `holdCommits`, a commit stays in flight until ``finishCommit(failing:)``; without, it is written at once.
+    var holdCommits = false
+    /// The journal's database cannot be reached: commits, checks and opening fail with `journal-unavailable`.
+    var databaseDown = false
+    /// Another broker holds the journal's leader lock: opening it fails with `journal-locked`.
+    var journalTaken = false
+    /// What the journal link asked of the shell, in order.
+    var linkActions: [JournalLinkAction] = []
+    /// The requests (`client/id`) whose answer was decided but dropped because the journal failed before it could
+    /// record it: as when the shell drops them, their clients hear nothing (they send again).
+    var unanswered: Set<String> = []
+    /// Why the broker stopped (the journal failed, or another broker took it over): its process is gone.
+    var stopped: JournalError?
     let configuration: BrokerConfiguration
 
+    /// With `journaling`, the journal is a PostgreSQL one (unless `configuration` names another): one that can be
+    /// unreachable for a while, and that another broker can take over.
     init(_ configuration: BrokerConfiguration = .init(), journaling: Bool = false) throws {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
+        var configuration = configuration
+        if journaling && configuration.journalPath == nil { configuration.journalPath = "postgresql://db/journal" }
         self.configuration = configuration
         core = try BrokerCore(
             configuration: configuration, logger: logger, now: 1_000_000_000, journaling: journaling)
@@ -64,8 +84,21 @@ struct CoreHarness {
     /// The broker process dies (SIGKILL: nothing but the journal survives) and a new one starts from the journal
     /// at the same moment; the workers' connections and jobs are gone with it (they register again).
     mutating func restart() throws {
+        // A commit that failed is acted on at the end of the turn, before the process dies.
+        if core.journalLink.hasFailed { endTurn() }
+        stopped = nil
+        databaseDown = false
+        journalTaken = false
+        // The commits in flight are written before the process dies (a crash before loses only requests that were
+        // never acknowledged, which the checks of the randomized sequences cannot tell from lost ones).
+        let hold = holdCommits
+        holdCommits = false
+        finishCommit()
+        holdCommits = hold
         guard let journal else { return }
-        // What the dying broker had in flight is exactly what the journal holds open.
+        // What the dying broker had in flight is exactly what the journal holds open (unless it could not reach
+        // the journal, or its last commit failed: then it held nothing, or nothing it acted on).
+        let consistent = core.journalLink.state == .idle
         let live = Set(
             core.requests.values.flatMap { [$0.key] + $0.listeners.map(\.key) }.map {
                 String(decoding: $0.id, as: UTF8.self)
@@ -74,7 +107,7 @@ struct CoreHarness {
             journal.open.values.flatMap { [$0.request.key] + $0.listeners.map(\.key) }.map {
                 String(decoding: $0.id, as: UTF8.self)
             })
-        #expect(live == recorded, "in flight \(live.sorted()), journaled \(recorded.sorted())")
+        #expect(!consistent || live == recorded, "in flight \(live.sorted()), journaled \(recorded.sorted())")
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         core = try BrokerCore(configuration: configuration, logger: logger, now: now, journaling: true)
@@ -163,11 +196,85 @@ struct CoreHarness {
         settle()
     }
 
-    /// Moves time on and lets the core act on it.
+    /// Moves time on and lets the core act on it (one turn of the shell's loop, its end included).
     mutating func advance(ms: UInt64) {
         now += ms * 1_000_000
         core.tick(now: now)
         settle()
+        endTurn()
+    }
+
+    /// A STATS query from `peer` (registered or not).
+    mutating func stats(from peer: String, version: UInt8 = 2) {
+        core.statsRequested(by: Array(peer.utf8), version: version, now: now)
+        settle()
+    }
+
+    // MARK: The journal link
+
+    /// The commit in flight is written, or fails with `failing` (`journal-unavailable` while ``databaseDown``).
+    mutating func finishCommit(failing code: JournalError.Code? = nil) {
+        guard core.journalLink.isCommitting else { return }
+        var buffer: [BrokerAction<[UInt8]>] = []
+        if let code = code ?? (databaseDown ? .unavailable : nil) {
+            noteUnanswered(core.journalLink.awaiting)
+            noteUnanswered(core.actions)
+            pendingJournal = nil
+            core.commitFinished(.failure(JournalError(code: code, message: "test")), into: &buffer, now: now)
+        } else {
+            journal = pendingJournal
+            pendingJournal = nil
+            core.commitFinished(.success(()), into: &buffer, now: now)
+            perform(buffer)
+        }
+        settle()
+    }
+
+    /// The end of a turn of the shell's loop: it does what the journal link asks (a sync or leadership check, which
+    /// fails while ``databaseDown``; opening the journal again; closing it).
+    mutating func endTurn() {
+        var action = core.journalDue(now: now)
+        while true {
+            linkActions.append(action)
+            switch action {
+            case .sync(let check):
+                if databaseDown {
+                    noteUnanswered(core.actions)
+                    core.journalFailed(JournalError(code: .unavailable, message: "test"), now: now)
+                    action = core.journalDue(now: now)
+                    continue
+                }
+                if check { core.journalAnswered(now: now) }
+            case .reopen:
+                action = openJournal()
+                if action != .none { continue }
+            case .close:
+                // The workers were sent away (DISCONNECT): their connections, and the jobs on them, are gone.
+                jobs = [:]
+                blocked = []
+                unreachable = []
+            case .stop(let error):
+                stopped = error
+            case .none, .retryLater, .standBy:
+                break
+            }
+            settle()
+            return
+        }
+    }
+
+    /// The shell opens the journal (again, or as a standby taking over): it fails while ``databaseDown`` or
+    /// ``journalTaken``; otherwise the core recovers from what the journal holds.
+    mutating func openJournal() -> JournalLinkAction {
+        if databaseDown { return core.journalOpenFailed(JournalError(code: .unavailable, message: "test"), now: now) }
+        if journalTaken { return core.journalOpenFailed(JournalError(code: .locked, message: "test"), now: now) }
+        core.journalOpened(now: now)
+        let journal = journal ?? JournalModel()
+        core.restore(
+            requests: journal.recoveredRequests, results: journal.recoveredResults,
+            keyRecords: journal.recoveredKeyRecords, nextRequestID: journal.nextRequestID, now: now)
+        settle()
+        return .none
     }
 
     mutating func shutdown(finish: Bool) {
@@ -178,60 +285,83 @@ struct CoreHarness {
 
     // MARK: Performing actions
 
+    /// Performs what the core decided, the way the shell does: at once, or (with a journal) once the batch's
+    /// commit is written; the journal model checks that every REPLY and JOB was recorded first.
     mutating func settle() {
         var buffer: [BrokerAction<[UInt8]>] = []
         var entries: [JournalEntry<[UInt8]>] = []
-        while !core.actions.isEmpty || !core.journal.isEmpty {
-            // The shell commits the batch's journal entries before it performs the batch's actions.
-            let changed = core.takeJournal(into: &entries)
-            if journal != nil {
-                journal!.apply(entries, changed: changed, core: core, now: now)
-            }
-            core.takeActions(into: &buffer)
-            if let journal { journal.checkRecorded(buffer) }
-            var index = 0
-            while index < buffer.count {
-                defer { index += 1 }
-                switch buffer[index] {
-                case .sendJob(let job):
-                    guard core.shouldSend(job, now: now) else { continue }
-                    journal?.checkRecorded(job)
-                    let name = String(decoding: job.routingID, as: UTF8.self)
-                    if unreachable.contains(name) {
-                        var unsent = [job]
-                        for case .sendJob(let other) in buffer[(index + 1)...] where other.worker == job.worker {
-                            unsent.append(other)
-                        }
-                        core.workerUnreachable(job.worker, unsent: unsent, now: now)
-                    } else if blocked.contains(name) {
-                        core.jobNotSentWorkerBlocked(job, now: now)
-                    } else {
-                        let id = core.requests[job.request].map { String(decoding: $0.key.id, as: UTF8.self) } ?? "?"
-                        jobRequest[job.jobID] = id
-                        delivered.append((name, id, job.phase))
-                        jobs[name, default: []].append(job)
-                    }
-                case .reply(let reply):
-                    let body: String =
-                        switch reply.payload {
-                        case .bytes(let bytes): String(decoding: bytes, as: UTF8.self)
-                        case .body(let bytes): String(decoding: bytes, as: UTF8.self)
-                        }
-                    replies.append(
-                        Reply(
-                            client: String(decoding: reply.client, as: UTF8.self),
-                            id: String(decoding: reply.requestID, as: UTF8.self), command: reply.command,
-                            status: reply.status, phase: reply.phase.description, body: body, isReplay: reply.isReplay))
-                case .pong(let client, _):
-                    pongs.append(String(decoding: client, as: UTF8.self))
-                case .control(let routingID, _, let control):
-                    controls.append((String(decoding: routingID, as: UTF8.self), control))
-                }
+        if core.journalLink.hasFailed { noteUnanswered(core.actions) }
+        batches: while true {
+            switch core.nextBatch(actions: &buffer, entries: &entries) {
+            case .wait:
+                break batches
+            case .perform:
+                perform(buffer)
+            case .commit(let changed):
+                var next = journal ?? JournalModel()
+                next.apply(entries, changed: changed, core: core, now: now)
+                pendingJournal = next
+                if holdCommits { break batches }
+                journal = pendingJournal
+                pendingJournal = nil
+                core.commitFinished(.success(()), into: &buffer, now: now)
+                perform(buffer)
             }
         }
         if checkInvariants {
             let problems = core.invariantViolations()
             #expect(problems.isEmpty, "\(problems)")
+        }
+    }
+
+    private mutating func noteUnanswered(_ actions: [BrokerAction<[UInt8]>]) {
+        for case .reply(let reply) in actions where reply.command == .reply && reply.status != .progress {
+            unanswered.insert(
+                String(decoding: reply.client, as: UTF8.self) + "/" + String(decoding: reply.requestID, as: UTF8.self))
+        }
+    }
+
+    /// Performs one batch of actions in order, recording what each client and worker receives.
+    private mutating func perform(_ buffer: [BrokerAction<[UInt8]>]) {
+        if let journal { journal.checkRecorded(buffer) }
+        var index = 0
+        while index < buffer.count {
+            defer { index += 1 }
+            switch buffer[index] {
+            case .sendJob(let job):
+                guard core.shouldSend(job, now: now) else { continue }
+                journal?.checkRecorded(job)
+                let name = String(decoding: job.routingID, as: UTF8.self)
+                if unreachable.contains(name) {
+                    var unsent = [job]
+                    for case .sendJob(let other) in buffer[(index + 1)...] where other.worker == job.worker {
+                        unsent.append(other)
+                    }
+                    core.workerUnreachable(job.worker, unsent: unsent, now: now)
+                } else if blocked.contains(name) {
+                    core.jobNotSentWorkerBlocked(job, now: now)
+                } else {
+                    let id = core.requests[job.request].map { String(decoding: $0.key.id, as: UTF8.self) } ?? "?"
+                    jobRequest[job.jobID] = id
+                    delivered.append((name, id, job.phase))
+                    jobs[name, default: []].append(job)
+                }
+            case .reply(let reply):
+                let body: String =
+                    switch reply.payload {
+                    case .bytes(let bytes): String(decoding: bytes, as: UTF8.self)
+                    case .body(let bytes): String(decoding: bytes, as: UTF8.self)
+                    }
+                replies.append(
+                    Reply(
+                        client: String(decoding: reply.client, as: UTF8.self),
+                        id: String(decoding: reply.requestID, as: UTF8.self), command: reply.command,
+                        status: reply.status, phase: reply.phase.description, body: body, isReplay: reply.isReplay))
+            case .pong(let client, _):
+                pongs.append(String(decoding: client, as: UTF8.self))
+            case .control(let routingID, _, let control):
+                controls.append((String(decoding: routingID, as: UTF8.self), control))
+            }
         }
     }
 

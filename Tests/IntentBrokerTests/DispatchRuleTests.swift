@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func theQueueBoundCountsOnlyRequestsReallyWaiting() throws {
-        // The drift reported in issue 9: a handle job lost with its worker raised the effective --max-queued by one.
+        // A drift once seen: a handle job lost with its worker raised the effective --max-queued by one.
         var broker = try CoreHarness(.init(maxQueuedRequests: 1))
         broker.register("A", capacity: 1)
         broker.send("r1")  // runs on A

@@ -3,7 +3,7 @@ import Testing
 
 @testable import IntentBroker
 
-/// Section 6.5 (issue 14): fairness across clients within an intent type. Each client has a lane in the type's queue,
+/// Section 6.5: fairness across clients within an intent type. Each client has a lane in the type's queue,
 /// the lanes take turns, and when the queue is at a bound the client with the most queued requests pays.
 @Suite struct FairnessRuleTests {
     @Test func clientsTakeTurnsWhenAWorkerTakesTheNextJob() throws {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import IntentBroker
 
-/// The broker's rules for requests with idempotency keys (issue 11, `Docs/IDEMPOTENCY.md`), through the core.
+/// The broker's rules for requests with idempotency keys (`Docs/IDEMPOTENCY.md`), through the core.
 @Suite struct IdempotencyRuleTests {
     static let payment = #"{"intent":{"type":"Echo","parameters":{"text":"pay 5"}}}"#
     static let other = #"{"intent":{"type":"Echo","parameters":{"text":"pay 50"}}}"#

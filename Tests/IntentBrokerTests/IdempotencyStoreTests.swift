@@ -1,8 +1,9 @@
+import IntentWire
 import Testing
 
 @testable import IntentBroker
 
-/// The records behind idempotency keys (issue 11), without the broker around them.
+/// The records behind idempotency keys, without the broker around them.
 @Suite struct IdempotencyStoreTests {
     typealias Store = IdempotencyStore<String>
     static let pay = Store.Scope(identity: Array("alice".utf8), intentType: Array("SendPayment".utf8), key: [1, 2])

@@ -3,7 +3,7 @@ import Testing
 
 @testable import IntentBroker
 
-/// What a journal holds after the shell committed the core's journal entries batch by batch (issue 12): the
+/// What a journal holds after the shell committed the core's journal entries batch by batch: the
 /// requests accepted and not ended, the stored endings, the idempotency records. Tests check against it that
 /// nothing leaves the broker before it is recorded, and restart the core from it as a crashed broker would be.
 struct JournalModel {
@@ -21,6 +21,9 @@ struct JournalModel {
     var keyRecords: [IdempotencyScope: (record: KeyRecord, endedAt: UInt64?)] = [:]
     var nextRequestID: RequestID = 1
     var commits = 0
+    /// The keys the last commit stored an ending for (one that also expired in that commit was recorded all the
+    /// same: a commit that gathered a long while may hold both).
+    var endedInLastCommit: Set<RequestKey> = []
 
     /// One batch's transaction.
     mutating func apply(
@@ -28,6 +31,7 @@ struct JournalModel {
     ) {
         if entries.isEmpty && changed.isEmpty { return }
         commits += 1
+        endedInLastCommit.removeAll()
         for entry in entries {
             switch entry {
             case .accepted(let request, let type):
@@ -41,9 +45,13 @@ struct JournalModel {
                 open[id]?.handleDispatched = true
             case .ended(let id, let result, let keys, let at):
                 open.removeValue(forKey: id)
-                for entry in keys { results[entry.key] = (result, at) }
+                for entry in keys {
+                    results[entry.key] = (result, at)
+                    endedInLastCommit.insert(entry.key)
+                }
             case .stored(let result, let key, _, let at):
                 results[key] = (result, at)
+                endedInLastCommit.insert(key)
             case .resultsExpired(let before):
                 results = results.filter { $0.value.at > before }
             }
@@ -77,11 +85,13 @@ struct JournalModel {
                 let key = RequestKey(client: reply.client, id: reply.requestID)
                 if reply.status == .progress {
                     let known =
-                        results[key] != nil
+                        results[key] != nil || endedInLastCommit.contains(key)
                         || open.values.contains { $0.request.key == key || $0.listeners.contains { $0.key == key } }
                     #expect(known, "a progress REPLY for a request not in the journal")
                 } else if !Self.refusedBeforeAcceptance(reply) {
-                    #expect(results[key] != nil, "an ending REPLY not stored in the journal")
+                    #expect(
+                        results[key] != nil || endedInLastCommit.contains(key),
+                        "an ending REPLY not stored in the journal")
                 }
             default:
                 break
@@ -90,13 +100,15 @@ struct JournalModel {
     }
 
     /// Error answers that may be to REQUESTs never accepted (nothing to keep, nothing to journal; `busy` is also the
-    /// ending of a request shed at its deadline, which is kept: not told apart here).
+    /// ending of a request shed at its deadline, which is kept: not told apart here; `unavailable` answers requests
+    /// the journal could not record).
     static func refusedBeforeAcceptance(_ reply: ClientReply<[UInt8]>) -> Bool {
         guard reply.status == .error, case .bytes(let body) = reply.payload else { return false }
         let text = String(decoding: body, as: UTF8.self)
-        return ["busy", "duplicate-request", "unknown-intent", "shutting-down", "idempotency-conflict"].contains {
-            text.hasPrefix(#"{"code":""# + $0 + "\"")
-        }
+        return ["busy", "duplicate-request", "unknown-intent", "shutting-down", "idempotency-conflict", "unavailable"]
+            .contains {
+                text.hasPrefix(#"{"code":""# + $0 + "\"")
+            }
     }
 
     var recoveredRequests: [RecoveredRequest<[UInt8]>] {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import IntentBroker
 
-/// The broker core with a journal (issue 12, `Docs/JOURNAL.md`): everything it sends is recorded first (the harness
+/// The broker core with a journal (`Docs/JOURNAL.md`): everything it sends is recorded first (the harness
 /// checks each batch against ``JournalModel``), and a broker restarted from the journal finishes what the old one
 /// accepted.
 @Suite struct JournalRuleTests {

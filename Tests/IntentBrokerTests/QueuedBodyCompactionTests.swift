@@ -3,7 +3,7 @@ import Testing
 
 @testable import IntentBroker
 
-/// Issue 14: a queued request's body gets an allocation of its own (``BrokerCore/compactQueuedBody``) only when it
+/// A queued request's body gets an allocation of its own (``BrokerCore/compactQueuedBody``) only when it
 /// waits behind ``BrokerCore/uncompactedQueueLimit`` others, so that a short queue costs no copies and a long one
 /// keeps at most that many receive buffers.
 @Suite struct QueuedBodyCompactionTests {

@@ -1,3 +1,4 @@
+import IntentJournal
 import IntentWire
 import PropertyBased
 import Testing
@@ -49,6 +50,8 @@ import Testing
         var broker = try CoreHarness(configuration, journaling: journaling)
         var sent: [(client: String, id: String)] = []
         for (index, step) in steps.enumerated() {
+            // A broker that stopped (it lost its journal to another) is started again on the journal.
+            if broker.stopped != nil { try broker.restart() }
             let kind = step % 12
             let choice = step / 12
             let worker = "w\(choice % 3)"
@@ -93,6 +96,8 @@ import Testing
             default:
                 if journaling && choice % 9 == 4 {
                     try broker.restart()
+                } else if journaling && choice % 9 >= 5 && choice % 9 <= 7 {
+                    try Self.journalEvent(choice / 9, &broker)
                 } else if choice % 9 == 0 {
                     broker.shutdown(finish: false)
                 } else if choice % 9 <= 3, !sent.isEmpty {
@@ -101,6 +106,20 @@ import Testing
                 } else if let request = sent.last {
                     broker.status(request.id, client: request.client)
                 }
+            }
+        }
+        if journaling {
+            // The database is back and the broker works again (a broker that stopped or stood by is started again
+            // on the journal); the workers it sent away register again.
+            broker.holdCommits = false
+            broker.databaseDown = false
+            broker.finishCommit()
+            if broker.core.journalLink.hasFailed || broker.core.journalLink.isStandingBy { try broker.restart() }
+            broker.journalTaken = false
+            broker.advance(ms: 1000)
+            for (index, name) in ["w0", "w1", "w2"].enumerated() where !broker.core.isRegistered(Array(name.utf8)) {
+                broker.jobs[name] = nil
+                broker.register(name, capacity: 2, types: workerTypes[index], version: UInt8(index + 1))
             }
         }
         // Let everything finish: workers answer what they hold and stay alive until nothing is in flight.
@@ -120,12 +139,39 @@ import Testing
         #expect(broker.queued == 0)
         for request in sent {
             let replies = broker.replies(to: request.id, client: request.client)
-            #expect(replies.filter(\.isEnding).count == 1, "\(label) \(request.id): \(replies)")
-            #expect(replies.last?.isEnding == true, "\(request.id): \(replies)")
+            if broker.unanswered.contains("\(request.client)/\(request.id)") {
+                // Its answer was dropped with a commit that failed (its client sends it again).
+                #expect(replies.filter(\.isEnding).count <= 1, "\(label) \(request.id): \(replies)")
+            } else {
+                #expect(replies.filter(\.isEnding).count == 1, "\(label) \(request.id): \(replies)")
+                #expect(replies.last?.isEnding == true, "\(request.id): \(replies)")
+            }
             #expect(replies.filter { $0.status == .progress }.count <= 1, "\(label) \(request.id): \(replies)")
         }
         let handleJobs = (broker.delivered + broker.chained).filter { $0.phase == .handle }.map(\.request)
         #expect(Set(handleJobs).count == handleJobs.count, "a handle job was sent twice")
+    }
+
+    /// A random event of the journal link: commits held in flight or written, a commit that fails, a database that
+    /// goes away or comes back (its journal perhaps taken over by another broker meanwhile).
+    static func journalEvent(_ choice: Int, _ broker: inout CoreHarness) throws {
+        switch choice % 8 {
+        case 0, 1:
+            broker.holdCommits.toggle()
+            if !broker.holdCommits { broker.finishCommit() }
+        case 2, 3:
+            broker.finishCommit()
+        case 4:
+            broker.finishCommit(failing: .unavailable)
+            broker.endTurn()
+        case 5:
+            broker.databaseDown = true
+            broker.endTurn()
+        default:
+            broker.databaseDown = false
+            broker.journalTaken = choice % 8 == 6 && choice / 8 % 3 == 0
+            broker.advance(ms: 1000)
+        }
     }
 
     @Test func timersFireInDeadlineOrder() async throws {

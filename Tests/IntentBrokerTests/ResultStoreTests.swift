@@ -1,8 +1,9 @@
+import IntentWire
 import Testing
 
 @testable import IntentBroker
 
-/// The results kept for STATUS (issue 14: bounded by count, time and bytes) and when the broker trims its heap.
+/// The results kept for STATUS (bounded by count, time and bytes) and when the broker trims its heap.
 @Suite struct ResultStoreTests {
     typealias Store = ResultStore<[UInt8]>
     static let second: UInt64 = 1_000_000_000

@@ -3,7 +3,7 @@ import ZeroMQ
 
 @testable import IntentBroker
 
-/// The broker loop's routing-id cache (issue 14): a known peer's id is the array kept for it, never another peer's.
+/// The broker loop's routing-id cache: a known peer's id is the array kept for it, never another peer's.
 @Suite struct RoutingIDCacheTests {
     /// Messages from `peers` DEALERs (routing ids `names`) to one ROUTER, received in `order`; calls `body` with each
     /// received message.

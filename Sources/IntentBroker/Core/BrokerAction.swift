@@ -43,42 +43,30 @@ struct JobDispatch<Body> {
 /// A REPLY or STATUS answer: `[client, CIPC01, command, id, status, phase, body]`.
 struct ClientReply<Body> {
     enum Command { case reply, status }
-    enum Status { case final, progress, error }
+    /// `final`, `progress` or `error` (F4), as IntentWire's codec names them.
+    typealias Status = BrokerReply.Status
     let client: [UInt8]
     let command: Command
     let requestID: [UInt8]
     let status: Status
     let phase: StaticString
     let payload: ReplyPayload<Body>
-    /// A stored final reply sent again for an idempotency key (issue 11): flagged `replay` on the wire.
+    /// A stored final reply sent again for an idempotency key: flagged `replay` on the wire.
     var isReplay = false
     /// The client protocol version of the message answered (its signature, and in version 2 the flags frame).
     var version: UInt8 = 1
 }
 
-/// The body of a reply: one the broker wrote, or a worker's, forwarded unchanged.
-enum ReplyPayload<Body> {
-    /// A body the broker wrote (error, progress).
-    case bytes([UInt8])
-    /// A body a worker wrote.
-    case body(Body)
-}
+/// The body of a reply: one the broker wrote (error, progress), or a worker's, forwarded unchanged (IntentWire's
+/// codec writes either without copying a worker's).
+typealias ReplyPayload<Body> = WirePayload<Body>
 
 extension ClientReply.Command {
-    var frame: StaticString {
+    /// The codec's name of the answer (F2).
+    var kind: BrokerReply.Kind {
         switch self {
-        case .reply: CIP.Broker.reply
-        case .status: CIP.Broker.status
-        }
-    }
-}
-
-extension ClientReply.Status {
-    var frame: StaticString {
-        switch self {
-        case .final: CIP.Status.final
-        case .progress: CIP.Status.progress
-        case .error: CIP.Status.error
+        case .reply: .reply
+        case .status: .status
         }
     }
 }
@@ -93,4 +81,6 @@ enum WorkerControl: Equatable {
     case error(WireErrorCode, String)
     /// CANCEL of a job (version 02, section 5.13).
     case cancel(jobID: UInt64)
+    /// The answer to a STATS query (section 5.14), with its JSON body; the peer need not be a registered worker.
+    case stats([UInt8])
 }

@@ -6,8 +6,14 @@ extension BrokerCore {
     /// CANCEL from a client: a queued request ends at once with `cancelled`; a running job is cancelled on its
     /// worker, whose RESULT (or the cancel grace period) then ends the request. A request not in flight is answered
     /// as STATUS would be. `identity` is the client's CURVE public key (empty without CURVE): with it, a request the
-    /// same key sent from another connection is found too.
-    mutating func cancel(client: [UInt8], requestID: [UInt8], identity: [UInt8] = [], now: UInt64) {
+    /// same key sent from another connection is found too. `version` is the signature's (the answer while the
+    /// journal is unavailable uses it).
+    mutating func cancel(
+        client: [UInt8], requestID: [UInt8], identity: [UInt8] = [], version: UInt8 = 2, now: UInt64
+    ) {
+        guard !journalLink.isUnavailable else {
+            return refuseWhileUnavailable(.cancel(requestID: requestID), client: client, version: version)
+        }
         var id = requestIDs[RequestKey(client: client, id: requestID)]
         if id == nil, !identity.isEmpty { id = identityRequestIDs[RequestKey(client: identity, id: requestID)] }
         guard let id, let request = requests[id] else {
@@ -33,7 +39,7 @@ extension BrokerCore {
             }
             cancelJob(of: request)
             requests[id]?.cancelRequested = true
-            setTimer(.cancelGrace, at: now + cancelGraceNanos, for: id)
+            setTimer(.cancelGrace, at: now + settings.cancelGrace, for: id)
         }
     }
 

@@ -6,6 +6,21 @@ extension BrokerCore {
     /// Every broken invariant, described; empty when the state is consistent.
     func invariantViolations() -> [String] {
         var problems: [String] = []
+        // The journal link: only a commit in flight holds actions back, and only it (or the failure it ended in)
+        // has requests whose acceptance is not yet recorded; a core that cannot record holds nothing.
+        if !journalLink.isCommitting && !journalLink.awaiting.isEmpty {
+            problems.append("actions wait for a commit, but none is in flight")
+        }
+        if !journalLink.isCommitting && !journalLink.hasFailed && !journalLink.submitted.isEmpty {
+            problems.append("requests wait for a commit, but none is in flight")
+        }
+        if journalLink.isUnavailable || journalLink.isStandingBy {
+            if !requests.isEmpty || !workers.isEmpty || timers.count > 0 {
+                problems.append("the journal cannot be reached, yet the core holds requests, workers or timers")
+            }
+            if !journal.isEmpty { problems.append("journal entries kept while nothing can be recorded") }
+        }
+        if !journaling && journalLink.state != .none { problems.append("a journal link without a journal") }
         // Queues own their counts: each type's count is the number of its requests in the queued state, and the
         // total is their sum.
         var queuedByType = [Int](repeating: 0, count: intentTypes.count)

@@ -1,7 +1,7 @@
 import IntentWire
 
-/// A request read back from the journal, accepted by an earlier run of the broker and not ended (issue 12,
-/// `Docs/JOURNAL.md`). Times are the core's monotonic nanoseconds (the shell converts the journal's wall-clock
+/// A request read back from the journal, accepted by an earlier run of the broker and not ended
+/// (`Docs/JOURNAL.md`). Times are the core's monotonic nanoseconds (the shell converts the journal's wall-clock
 /// times; `arrival` is usually in the past).
 struct RecoveredRequest<Body> {
     let id: RequestID

@@ -24,17 +24,20 @@ extension BrokerCore {
 
     /// A REQUEST whose frames passed checks 1-10: checks 11-15, then acceptance (dispatch or queue).
     ///
-    /// A request with an idempotency key (handle or lifecycle) is first checked against the key's record (issue 11,
-    /// `Docs/IDEMPOTENCY.md`): it may attach to the request in flight, get the stored reply again, or be refused.
+    /// A request with an idempotency key (handle or lifecycle) is first checked against the key's record
+    /// (`Docs/IDEMPOTENCY.md`): it may attach to the request in flight, get the stored reply again, or be refused.
     /// `fingerprint` is its body's (needed with a key); `identity` is the client's (its CURVE key; empty for the
     /// scope all clients share without CURVE).
     mutating func request(
         _ decoded: ClientRequest, client: [UInt8], body: Body, fingerprint: BodyFingerprint? = nil,
         identity: [UInt8] = [], now: UInt64
     ) {
+        guard !journalLink.isUnavailable else {
+            return refuseWhileUnavailable(.request(decoded), client: client, version: decoded.version)
+        }
         let requestID = decoded.requestID
         let phase = decoded.phase.name
-        let deadline = decoded.deadlineMilliseconds.map { UInt64($0) * 1_000_000 } ?? defaultDeadlineNanos
+        let deadline = decoded.deadlineMilliseconds.map { UInt64($0) * 1_000_000 } ?? settings.defaultDeadline
         guard !isShuttingDown else {
             reject(
                 client: client, requestID: requestID, phase: phase, version: decoded.version, .shuttingDown,
@@ -190,11 +193,11 @@ extension BrokerCore {
         }
         let pace = intentTypes[type].pace
         let ahead = intentTypes[type].queue.fairPosition(of: client)
-        var horizon = min(deadline / 5 * 4, maxQueueWaitNanos)
-        if let standingQueueWaitNanos, !intentTypes[type].queue.isEmpty,
-            now &- intentTypes[type].queueBusySince >= standingQueueIntervalNanos
+        var horizon = min(deadline / 5 * 4, settings.maxQueueWait)
+        if let standingQueueWait = settings.standingQueueWait, !intentTypes[type].queue.isEmpty,
+            now &- intentTypes[type].queueBusySince >= settings.standingQueueInterval
         {
-            horizon = min(horizon, max(standingQueueWaitNanos, intentTypes[type].turnoverNanos))
+            horizon = min(horizon, max(standingQueueWait, intentTypes[type].turnoverNanos))
         }
         guard pace.wouldMiss(ahead: ahead, deadline: horizon, fraction: 1) else { return nil }
         statistics.shedRequests += 1
@@ -262,6 +265,9 @@ extension BrokerCore {
 
     /// STATUS: the request's progress, its kept result, or `unknown-request` (section 6.4).
     mutating func status(client: [UInt8], requestID: [UInt8], version: UInt8 = 1, now: UInt64) {
+        guard !journalLink.isUnavailable else {
+            return refuseWhileUnavailable(.status(requestID: requestID), client: client, version: version)
+        }
         let key = RequestKey(client: client, id: requestID)
         if let id = requestIDs[key], let request = requests[id] {
             let since = request.listeners.first { $0.key == key }?.arrival  // an attached duplicate's own clock

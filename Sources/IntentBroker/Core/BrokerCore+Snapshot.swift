@@ -1,3 +1,5 @@
+import IntentWire
+
 /// A picture of the state for operators (``BrokerSnapshot``).
 extension BrokerCore {
     /// The queues, oldest waits, requests in flight and workers as of `now` (monotonic nanoseconds). Costs a pass
@@ -29,5 +31,29 @@ extension BrokerCore {
             snapshot.intentTypes.append(type)
         }
         return snapshot
+    }
+}
+
+extension BrokerCore {
+    /// STATS (section 5.14): a query any backend peer may send, registered or not, answered with a snapshot of the
+    /// core (empty while the journal is unavailable: the core holds nothing then; `stopping` once the broker shuts
+    /// down) in the query's signature version.
+    mutating func statsRequested(by routingID: [UInt8], version: UInt8, now: UInt64) {
+        let snapshot = snapshot(now: now)
+        let intents = workers.values.sorted { $0.id < $1.id }.map { worker in
+            worker.intentTypes.map { intentTypes[$0].displayName }
+        }
+        let state = isShuttingDown ? "stopping" : journalLink.isUnavailable ? "unavailable" : "active"
+        var stats = BrokerStats(
+            snapshot, workerIntents: intents, state: state, defaultDeadline: configuration.defaultDeadline)
+        for index in stats.intentTypes.indices {
+            guard let type = intentTypeIndex[ByteKey(Array(stats.intentTypes[index].name.utf8))] else { continue }
+            stats.intentTypes[index].definitions = intentTypes[type].definitions.map { served in
+                BrokerStats.Definition(
+                    digest: served.definition.digest, version: served.definition.version,
+                    workers: served.workers.compactMap { workers[$0]?.name }, definition: served.definition.json)
+            }
+        }
+        actions.append(.control(routingID: routingID, version: version, .stats(stats.serialized())))
     }
 }

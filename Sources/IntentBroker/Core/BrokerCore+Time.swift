@@ -16,7 +16,7 @@ extension BrokerCore {
         if now >= nextPaceUpdate { updatePace(now: now) }
         if now >= nextHeartbeat {
             heartbeat(now: now)
-            nextHeartbeat = now + heartbeatNanos
+            nextHeartbeat = now + settings.heartbeat
         }
     }
 
@@ -42,7 +42,8 @@ extension BrokerCore {
                 sendProgress(request, to: request.key, version: request.version, now: now)
             }
             // The hard limit is acted on a margin early too, so that every request ends within it (rule 5).
-            setTimer(.hardLimit, at: request.arrival + hardLimitNanos - replyMargin(hardLimitNanos), for: request.id)
+            setTimer(
+                .hardLimit, at: request.arrival + settings.hardLimit - replyMargin(settings.hardLimit), for: request.id)
         case .hardLimit:
             // The job, if one runs, is cancelled on its worker too (section 4.10.2); it keeps its slot until answered.
             cancelJob(of: request)

@@ -11,6 +11,9 @@ extension BrokerCore {
     mutating func workerMessageRejected(
         routingID: [UInt8], _ error: WorkerMessageError, version: UInt8 = 1, now: UInt64
     ) {
+        guard !journalLink.isUnavailable else {
+            return sendAwayWhileUnavailable(routingID: routingID, version: version)
+        }
         statistics.malformedWorkerMessages += 1
         warn(
             .malformedWorkerMessage, peer: routingID, "malformed message from a worker",
@@ -32,6 +35,10 @@ extension BrokerCore {
     mutating func workerMessage(
         _ command: WorkerCommand, from routingID: [UInt8], resultBody: Body?, version: UInt8 = 1, now: UInt64
     ) {
+        guard !journalLink.isUnavailable else {
+            let version = if case .ready(let ready) = command { ready.version } else { version }
+            return sendAwayWhileUnavailable(routingID: routingID, version: version)
+        }
         switch command {
         case .ready(let ready):
             register(ready, routingID: routingID, now: now)
@@ -66,7 +73,7 @@ extension BrokerCore {
     /// Any message from a registered worker proves it alive, and unblocks it (section 7.1).
     private mutating func heard(from id: WorkerID, now: UInt64) {
         guard let blocked = workers[id]?.blocked else { return }
-        workers[id]!.expiry = now + workerExpiryNanos
+        workers[id]!.expiry = now + settings.workerExpiry
         if blocked {
             workers[id]!.blocked = false
             fill(id, now: now)
@@ -130,7 +137,7 @@ extension BrokerCore {
         nextWorkerID &+= 1
         workers[id] = WorkerRecord(
             id: id, routingID: routingID, name: ready.nameString, capacity: ready.capacity, intentTypes: types,
-            version: ready.version, expiry: now + workerExpiryNanos)
+            version: ready.version, expiry: now + settings.workerExpiry)
         workerIDs[ByteKey(routingID)] = id
         for type in types {
             intentTypes[type].workers.append(id)
@@ -269,7 +276,7 @@ extension BrokerCore {
         }
         for type in worker.intentTypes {
             intentTypes[type].workers.removeAll { $0 == id }
-            if intentTypes[type].workers.isEmpty { intentTypes[type].servedUntil = now &+ graceNanos }
+            if intentTypes[type].workers.isEmpty { intentTypes[type].servedUntil = now &+ settings.workerGrace }
         }
         if reason != "disconnected" || !worker.jobs.isEmpty {
             statistics.workersLost += 1

@@ -1,3 +1,4 @@
+import IntentJournal
 import IntentWire
 import Logging
 
@@ -13,22 +14,13 @@ import Logging
 /// Time is passed in (`now`, monotonic nanoseconds) and never read here, so tests drive the core step by step.
 /// Generic over the body type: the shell uses libzmq messages (bodies are moved, never copied), tests use bytes.
 struct BrokerCore<Body> {
-    let configuration: BrokerConfiguration
+    /// The configuration, with its durations in nanoseconds: one value, stored once.
+    let settings: CoreSettings
     let logger: Logger
 
-    // MARK: Settings in nanoseconds
-    let heartbeatNanos: UInt64
-    let workerExpiryNanos: UInt64
-    let defaultDeadlineNanos: UInt64
-    let hardLimitNanos: UInt64
-    let maxReplyMarginNanos: UInt64
-    let graceNanos: UInt64
-    let cancelGraceNanos: UInt64
-    /// ``BrokerConfiguration/maxQueueWait`` (UInt64.max when not set).
-    let maxQueueWaitNanos: UInt64
-    /// ``BrokerConfiguration/standingQueueWait`` (nil when not set) and ``BrokerConfiguration/standingQueueInterval``.
-    let standingQueueWaitNanos: UInt64?
-    let standingQueueIntervalNanos: UInt64
+    var configuration: BrokerConfiguration { settings.configuration }
+    /// Whether the broker keeps a journal (``JournalEntry``s are queued for the shell to record).
+    var journaling: Bool { settings.journaling }
 
     // MARK: State
     /// Accepted requests not yet ended, by the broker's id.
@@ -49,7 +41,7 @@ struct BrokerCore<Body> {
     private(set) var queuedCount = 0
     var timers = TimerQueue()
     var results: ResultStore<Body>
-    /// Records of idempotency keys (issue 11, `Docs/IDEMPOTENCY.md`).
+    /// Records of idempotency keys (`Docs/IDEMPOTENCY.md`).
     var idempotency: IdempotencyStore<ResultStore<Body>.Result>
     /// The keys of body fingerprints: this process's, or the journal's (records read back from it must compare
     /// equal to the fingerprints of retries).
@@ -78,12 +70,13 @@ struct BrokerCore<Body> {
 
     /// What the shell must do, in order.
     var actions: [BrokerAction<Body>] = []
-    /// With a journal (issue 12): what the shell must record before it performs ``actions`` (see ``JournalEntry``).
-    let journaling: Bool
+    /// The link to the journal: whether actions wait for a commit, and whether the journal can be reached.
+    var journalLink: JournalLink<Body>
+    /// With a journal: what the shell must record before it performs ``actions`` (see ``JournalEntry``).
     var journal: [JournalEntry<Body>] = []
     /// Gives a request's body an allocation of its own when it starts to wait in a queue behind
     /// ``uncompactedQueueLimit`` others (the shell's libzmq frames would otherwise keep the receive buffer they were
-    /// cut from for as long as the request waits; issue 14).
+    /// cut from for as long as the request waits).
     var compactQueuedBody: ((Body) -> Body)?
 
     /// How many queued requests may keep their bodies as received. A body that waits behind fewer requests than this
@@ -100,26 +93,23 @@ struct BrokerCore<Body> {
         throws(BrokerError)
     {
         try configuration.validate()
-        self.journaling = journaling
-        self.configuration = configuration
+        self.init(validated: configuration, logger: logger, now: now, journaling: journaling)
+    }
+
+    /// A core for a configuration that passed ``BrokerConfiguration/validate()``.
+    init(validated configuration: BrokerConfiguration, logger: Logger, now: UInt64, journaling: Bool) {
+        settings = CoreSettings(configuration, journaling: journaling)
         self.logger = logger
-        heartbeatNanos = configuration.heartbeatInterval.nanoseconds
-        workerExpiryNanos = heartbeatNanos * UInt64(max(1, configuration.heartbeatLiveness))
-        defaultDeadlineNanos = configuration.defaultDeadline.nanoseconds
-        hardLimitNanos = configuration.hardLimit.nanoseconds
-        maxReplyMarginNanos = configuration.maxReplyMargin.nanoseconds
-        graceNanos = configuration.workerGracePeriod.nanoseconds
-        cancelGraceNanos = configuration.cancelGracePeriod.nanoseconds
-        maxQueueWaitNanos = configuration.maxQueueWait?.nanoseconds ?? .max
-        standingQueueWaitNanos = configuration.standingQueueWait?.nanoseconds
-        standingQueueIntervalNanos = configuration.standingQueueInterval.nanoseconds
+        journalLink = JournalLink(
+            state: journaling ? .idle : .none,
+            isShared: journaling && configuration.journalPath.map(PostgresJournal.isURL) == true, lastContact: now)
         results = ResultStore(
             ttl: configuration.resultTTL.nanoseconds, capacity: configuration.maxStoredResults,
             byteBudget: configuration.resultsMemory)
         idempotency = IdempotencyStore(
             ttl: configuration.idempotencyTTL.nanoseconds, capacity: configuration.maxIdempotencyRecords,
             byteBudget: configuration.idempotencyMemory)
-        nextHeartbeat = now + heartbeatNanos
+        nextHeartbeat = now + settings.heartbeat
         nextPaceUpdate = now + Self.paceWindow
         startupGraceEnd = now &+ configuration.startupGracePeriod.nanoseconds
         warnings = WarningLimiter(interval: configuration.peerWarningInterval.nanoseconds)
@@ -157,7 +147,8 @@ struct BrokerCore<Body> {
         swap(&buffer, &actions)
     }
 
-    /// When the core next needs ``tick(now:)``: the earliest timer, heartbeat, pace update or shutdown deadline.
+    /// When the core next needs ``tick(now:)``: the earliest timer, heartbeat, pace update or shutdown deadline, or
+    /// what the journal link waits for (``journalDue(now:stopping:)``).
     ///
     /// A mutating getter although it changes nothing: the shell keeps the core in a class's stored property, and
     /// reading a plain getter there copies the whole core first (retaining every table it holds), on every turn of
@@ -167,13 +158,13 @@ struct BrokerCore<Body> {
             var time = min(nextHeartbeat, nextPaceUpdate)
             if let timer = timers.min, timer.time < time { time = timer.time }
             if let shutdownDeadline, shutdownDeadline < time { time = shutdownDeadline }
-            return time
+            return min(time, journalLink.wakeTime)
         }
     }
 
     /// A tenth of `duration`, at most the configured margin: the broker acts that much early so that its answer
     /// arrives in time (section 6.3).
-    func replyMargin(_ duration: UInt64) -> UInt64 { min(duration / 10, maxReplyMarginNanos) }
+    func replyMargin(_ duration: UInt64) -> UInt64 { min(duration / 10, settings.maxReplyMargin) }
 
     // MARK: Queue bookkeeping (the only places that change queue membership and queuedCount)
 

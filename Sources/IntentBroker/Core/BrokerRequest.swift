@@ -11,7 +11,7 @@ typealias WorkerID = UInt64
 ///
 /// A class: the request table holds one reference per request, and every rule reads and changes the request in
 /// place. (As a struct of some twenty fields, each lookup copied it out of the table and back, retaining and
-/// releasing each of its arrays: a sixth of the broker loop's instructions per request; issue 14, Docs/PROFILES.md.)
+/// releasing each of its arrays: a sixth of the broker loop's instructions per request; `Docs/PROFILES.md`.)
 /// Only the broker's loop thread ever touches one.
 ///
 /// Its variables are `@exclusivity(unchecked)`: Swift checks every access to a class's variable at run time (a call
@@ -48,7 +48,7 @@ final class BrokerRequest<Body> {
     @exclusivity(unchecked) var bookedAt: UInt64 = 0
     /// Size of ``body`` in bytes (what keeping it as a stored reply costs).
     @exclusivity(unchecked) var bodySize = 0
-    /// The idempotency key's record this request runs (issue 11), and which attempt of the key it is.
+    /// The idempotency key's record this request runs, and which attempt of the key it is.
     @exclusivity(unchecked) var idempotency: IdempotencyScope?
     @exclusivity(unchecked) var attempt = 1
     /// Whether a handle job of this request was ever given to a worker: ending without an answer then leaves the

@@ -1,6 +1,6 @@
 import DequeModule
 
-/// The broker's records of idempotency keys (issue 11; design in `Docs/IDEMPOTENCY.md`): what a REQUEST carrying a
+/// The broker's records of idempotency keys (design in `Docs/IDEMPOTENCY.md`): what a REQUEST carrying a
 /// key already seen gets instead of a second job.
 ///
 /// A record is scoped to the client's identity (its CURVE public key, or one shared scope without CURVE), the
@@ -64,7 +64,7 @@ struct IdempotencyStore<Reply> {
     /// Records whose last attempt may still be running on a live worker (so that losing a worker scans only when
     /// there are some).
     private var unknownRunning = 0
-    /// With a journal (issue 12): the scopes whose record was created, changed in what the journal keeps (state,
+    /// With a journal: the scopes whose record was created, changed in what the journal keeps (state,
     /// attempts) or removed since ``takeChanges()``. Which worker may run an attempt is not kept: after a restart no
     /// worker of the old broker runs anything for the new one.
     var tracksChanges = false

@@ -23,7 +23,7 @@ struct IntentTypeState {
     var paceRefusal: (jobsPerSecond: Int, pushbackRate: Int?, body: [UInt8])?
     /// Since when the queue has held a request without emptying (set when a request joins an empty queue; only
     /// meaningful while the queue is not empty). A queue that has not emptied for
-    /// ``BrokerConfiguration/standingQueueInterval`` is a standing queue (issue 14, `Docs/OVERLOAD.md`).
+    /// ``BrokerConfiguration/standingQueueInterval`` is a standing queue (`Docs/OVERLOAD.md`).
     var queueBusySince: UInt64 = 0
     /// How long the type's workers take to start one job per slot at the measured pace (nanoseconds; refreshed with
     /// the pace): a standing queue is never held shorter than that, so that every slot finds a job waiting.

@@ -1,6 +1,6 @@
 import IntentWire
 
-/// What the broker core asks its shell to record in the journal (issue 12, `Docs/JOURNAL.md`) before it performs
+/// What the broker core asks its shell to record in the journal (`Docs/JOURNAL.md`) before it performs
 /// the batch's actions: the shell commits a batch's entries in one transaction, then sends its JOBs and REPLYs, so
 /// an accepted request is durable before its first reply, a handle job before its JOB, an ending before its REPLY.
 ///

@@ -1,6 +1,6 @@
 import DequeModule
 
-/// One intent type's queue of requests waiting for a worker, fair across clients (issue 14): each client (its CURVE
+/// One intent type's queue of requests waiting for a worker, fair across clients: each client (its CURVE
 /// key, else its connection's routing id) has a lane of its own, first in first out, and the lanes take turns (round
 /// robin: every job costs one) when a worker takes the next job. A re-dispatched job goes to the front of its lane,
 /// and its lane takes the next turn. The queue owns its count.

@@ -1,5 +1,5 @@
+import IntentWire
 import DequeModule
-import ZeroMQ
 
 /// Final replies kept for STATUS queries, for a bounded time, count and memory (section 6.4 of the protocol).
 ///
@@ -81,10 +81,6 @@ struct ResultStore<Body> {
 /// A body whose size the stores charge to their memory budgets.
 protocol StoredBody {
     var storedByteCount: Int { get }
-}
-
-extension ZMQMessage: StoredBody {
-    var storedByteCount: Int { count }
 }
 
 extension Array: StoredBody where Element == UInt8 {

@@ -2,7 +2,7 @@
 /// instructions.
 ///
 /// The standard library hashes an integer key with SipHash-1-3 on every lookup, about 110 instructions; the broker
-/// loop looks up a request, its worker and its job some eighteen times per request (issue 14, Docs/PROFILES.md).
+/// loop looks up a request, its worker and its job some eighteen times per request (`Docs/PROFILES.md`).
 /// These numbers are the broker's own, never chosen by a peer, so there is no hash flooding to defend against: a
 /// multiply-xorshift mix of the number and the table's seed (which keeps tables of different sizes from sharing a
 /// bucket order) spreads them as well.

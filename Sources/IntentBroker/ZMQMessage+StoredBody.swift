@@ -1,0 +1,6 @@
+import ZeroMQ
+
+/// The shell's bodies are libzmq messages: the stores charge their size to their memory budgets.
+extension ZMQMessage: StoredBody {
+    var storedByteCount: Int { count }
+}
