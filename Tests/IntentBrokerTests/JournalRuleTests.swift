@@ -82,6 +82,8 @@ import Testing
             var generator = SplitMix(seed: UInt64(seed))
             let steps = (0..<120).map { _ in Int(generator.next() % 10_000) }
             try RandomizedRuleTests.run(steps, journaling: true, label: "seed \(seed)")
+            // CPU-bound: let the suites that run a broker in process have the cooperative pool now and then.
+            await Task.yield()
         }
     }
 }

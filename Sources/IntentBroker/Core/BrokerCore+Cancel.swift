@@ -20,14 +20,15 @@ extension BrokerCore {
             status(client: client, requestID: requestID, version: 2, now: now)
             return
         }
-        guard !request.cancelRequested else { return }  // already being cancelled: the ending follows
         switch request.state {
+        case .cancelling, .stoppedCleanly:
+            return  // already being cancelled: the ending follows
         case .queued:
             // Not running: queued for its first job, or a lifecycle between phases, or a job waiting again after
             // its worker was lost.
             statistics.cancelledRequests += 1
             fail(id, .cancelled, "cancelled by its client while queued for its \(request.phase) job", now: now)
-        case .running(let workerID, _):
+        case .running(let workerID, let job):
             guard let worker = workers[workerID], worker.version >= 2 else {
                 // A CIPW01 worker cannot be told: the request ends now, and the job keeps its slot until answered.
                 statistics.cancelledRequests += 1
@@ -38,7 +39,7 @@ extension BrokerCore {
                 return
             }
             cancelJob(of: request)
-            requests[id]?.cancelRequested = true
+            request.state = .cancelling(worker: workerID, job: job)
             setTimer(.cancelGrace, at: now + settings.cancelGrace, for: id)
         }
     }
@@ -46,7 +47,7 @@ extension BrokerCore {
     /// Sends CANCEL for the request's running job to its worker, if the worker speaks version 02 and was not told
     /// already.
     mutating func cancelJob(of request: BrokerRequest<Body>) {
-        guard !request.cancelRequested, case .running(let workerID, let job) = request.state,
+        guard case .running(let workerID, let job) = request.state,
             let worker = workers[workerID], worker.version >= 2
         else { return }
         statistics.jobsCancelled += 1

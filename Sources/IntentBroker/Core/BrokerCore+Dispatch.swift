@@ -35,7 +35,7 @@ extension BrokerCore {
     mutating func dispatch(_ id: RequestID, atFront: Bool, now: UInt64) {
         guard let request = requests[id] else { return }
         let type = request.intentType
-        if request.cancelRequested {
+        if request.isCancelling {
             // Its cancelled job came back unanswered (its worker was lost, or the job never went out): it ends here.
             statistics.cancelledRequests += 1
             fail(id, .cancelled, "cancelled by its client before its \(request.phase) job was answered", now: now)
@@ -124,7 +124,7 @@ extension BrokerCore {
     /// Asked by the shell just before it sends a booked JOB: whether the job is still the request's current one.
     /// A job whose request ended before it went out (the hard limit) never reaches the worker, so its slot is freed.
     mutating func shouldSend(_ job: JobDispatch<Body>, now: UInt64) -> Bool {
-        if let request = requests[job.request], request.state == .running(worker: job.worker, job: job.jobID) {
+        if let request = requests[job.request], request.runs(job: job.jobID, on: job.worker) {
             return true
         }
         if workers[job.worker]?.jobs.removeValue(forKey: job.jobID) != nil {
@@ -150,7 +150,7 @@ extension BrokerCore {
             guard workers[workerID]?.jobs.removeValue(forKey: job.jobID) != nil else { continue }
             chainedJobs.removeValue(forKey: job.jobID)
             statistics.jobsDispatched -= 1
-            guard requests[job.request]?.state == .running(worker: workerID, job: job.jobID) else { continue }
+            guard requests[job.request]?.runs(job: job.jobID, on: workerID) == true else { continue }
             if job.lastPhase == .handle { requests[job.request]?.handleSent = false }  // it never went out
             requeue.append(job.request)
         }
@@ -167,7 +167,7 @@ extension BrokerCore {
         guard workers[job.worker]?.jobs.removeValue(forKey: job.jobID) != nil else { return }
         chainedJobs.removeValue(forKey: job.jobID)
         statistics.jobsDispatched -= 1
-        guard requests[job.request]?.state == .running(worker: job.worker, job: job.jobID) else { return }
+        guard requests[job.request]?.runs(job: job.jobID, on: job.worker) == true else { return }
         if job.lastPhase == .handle { requests[job.request]?.handleSent = false }  // it never went out
         dispatch(job.request, atFront: true, now: now)
     }

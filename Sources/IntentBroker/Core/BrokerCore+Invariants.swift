@@ -53,7 +53,7 @@ extension BrokerCore {
             problems.append("worker \(worker.name) holds \(worker.jobs.count) jobs, capacity \(worker.capacity)")
         }
         for request in requests.values {
-            if case .running(let worker, let job) = request.state, workers[worker]?.jobs[job] != request.id {
+            if case let (worker, job)? = request.job, workers[worker]?.jobs[job] != request.id {
                 problems.append("request \(request.id) runs as job \(job) on worker \(worker), which does not hold it")
             }
             if requestIDs[request.key] != request.id { problems.append("request \(request.id) not found by its key") }
@@ -93,7 +93,7 @@ extension BrokerCore {
         }
         // A request being cancelled runs on a version-02 worker and will end by the cancel grace period at the
         // latest; the CURVE index names only requests in flight.
-        for request in requests.values where request.cancelRequested {
+        for request in requests.values where request.isCancelling {
             guard let worker = request.worker, workers[worker].map({ $0.version >= 2 }) == true else {
                 problems.append("request \(request.id) is being cancelled but runs on no version-02 or 03 worker")
                 continue
@@ -116,7 +116,7 @@ extension BrokerCore {
                 problems.append("chained job \(job.value) is past its last phase")
             }
             if let id = worker.jobs[job], let request = requests[id],
-                request.state == .running(worker: worker.id, job: job.value)
+                request.runs(job: job.value, on: worker.id)
             {
                 if request.phase != chain.phase {
                     problems.append("request \(id) is in phase \(request.phase), its chained job in \(chain.phase)")

@@ -51,7 +51,7 @@ extension BrokerCore {
         case .listenerDeadline:
             listenerDeadlines(request, now: now)
         case .cancelGrace:
-            guard request.cancelRequested else { return }
+            guard request.isCancelling else { return }
             statistics.cancelledRequests += 1
             fail(
                 request.id, .cancelled,

@@ -196,7 +196,7 @@ extension BrokerCore {
             return
         }
         defer { fill(workerID, now: now) }
-        guard let request = requests[id], request.state == .running(worker: workerID, job: result.jobID) else {
+        guard let request = requests[id], request.runs(job: result.jobID, on: workerID) else {
             // Already ended (timeout); the slot is free again, and a keyed attempt no longer runs.
             if let scope = unknownAttempts.removeValue(forKey: result.jobID) {
                 idempotency.attemptFinished(scope, on: workerID)
@@ -206,10 +206,10 @@ extension BrokerCore {
         request.bodySize = result.bodySize
         intentTypes[request.intentType].pace.recordAnswer()
         recordPhaseEnded(request, result, on: workerID, now: now)
-        if request.cancelRequested {
+        if request.isCancelling {
             // Cancelled while the job ran (section 4.10.2): the handler stopped, or finished first; a lifecycle goes
             // no further.
-            if result.outcome == .cancelled { request.stoppedCleanly = true }
+            if result.outcome == .cancelled { request.state = .stoppedCleanly }
             if result.outcome == .continue {
                 fail(id, .cancelled, "cancelled by its client after its \(request.phase) phase", now: now)
             } else {
@@ -236,12 +236,12 @@ extension BrokerCore {
     private mutating func phaseContinued(
         _ id: RequestID, _ result: WorkerResult, body: Body, on workerID: WorkerID, now: UInt64
     ) {
-        guard let request = requests[id], request.state == .running(worker: workerID, job: result.jobID),
+        guard let request = requests[id], request.runs(job: result.jobID, on: workerID),
             let next = request.phase.next
         else { return }
         request.bodySize = result.bodySize
         recordPhaseEnded(request, result, on: workerID, now: now)
-        if request.cancelRequested {
+        if request.isCancelling {
             // The worker was told to stop: it runs no further phase, and answers the next with `cancelled`.
             fail(id, .cancelled, "cancelled by its client after its \(request.phase) phase", now: now)
             return
@@ -290,7 +290,7 @@ extension BrokerCore {
         }
         idempotency.workerGone(id)
         let lost = worker.jobs.compactMap { job, request -> BrokerRequest<Body>? in
-            guard let pending = requests[request], pending.state == .running(worker: id, job: job.value) else {
+            guard let pending = requests[request], pending.runs(job: job.value, on: id) else {
                 return nil
             }
             return pending

@@ -262,7 +262,7 @@ struct BrokerCore<Body> {
     private mutating func recordOutcome(
         of request: BrokerRequest<Body>, _ scope: IdempotencyScope, result: ResultStore<Body>.Result, now: UInt64
     ) {
-        if request.stoppedCleanly {
+        if request.state == .stoppedCleanly {
             // The worker answered that the cancelled handler stopped before doing anything: the next attempt may
             // run at once (section 4.10.2).
             idempotency.outcomeUnknown(scope, runningOn: nil, now: now)
@@ -270,7 +270,7 @@ struct BrokerCore<Body> {
             idempotency.complete(scope, with: result, cost: request.bodySize, now: now)
         } else if request.handleSent {
             var running: WorkerID?
-            if case .running(let worker, let job) = request.state, workers[worker]?.jobs[job] != nil {
+            if case let (worker, job)? = request.job, workers[worker]?.jobs[job] != nil {
                 running = worker
                 unknownAttempts[job] = scope
             }

@@ -19,13 +19,21 @@ typealias WorkerID = UInt64
 /// one access at a time, never through `inout` across a call that reaches the same request again. The compiler still
 /// checks what it can see statically. (Docs/PROFILES.md, "Exclusivity checks and copies in the loop".)
 final class BrokerRequest<Body> {
-    /// Where the request is: waiting in its intent type's queue, or running as a job on a worker. A request that
+    /// Where the request is in its lifecycle: waiting in its intent type's queue, running as a job on a worker,
+    /// running while its client cancels it, or (only while it ends) stopped cleanly by its handler. A request that
     /// ended is not in the request table at all.
     enum State: Equatable {
         /// In its intent type's queue; `ticket` identifies this stay in the queue (see ``RequestQueue``).
         case queued(ticket: UInt64)
         /// Running as job `job` on worker `worker` (or booked for it and about to be sent).
         case running(worker: WorkerID, job: UInt64)
+        /// Running as job `job` on version-02 worker `worker`, which was sent CANCEL: the job's RESULT ends the
+        /// request (a lifecycle goes no further), or the cancel grace period does, or, if the job comes back
+        /// unanswered, the request ends `cancelled` (PROTOCOL.md 4.10.2).
+        case cancelling(worker: WorkerID, job: UInt64)
+        /// The worker answered the cancelled job `cancelled`: the handler stopped cleanly (the request is ending:
+        /// its key's next attempt may run at once).
+        case stoppedCleanly
     }
 
     let id: RequestID
@@ -65,11 +73,6 @@ final class BrokerRequest<Body> {
     /// The client's CURVE public key (empty without CURVE): a CANCEL from the same key finds the request after a
     /// reconnect.
     @exclusivity(unchecked) var identity: [UInt8] = []
-    /// The client sent CANCEL while a job ran: the job's RESULT ends the request (a lifecycle goes no further), or
-    /// the cancel grace period does (PROTOCOL.md 4.10.2).
-    @exclusivity(unchecked) var cancelRequested = false
-    /// The worker answered the cancelled job `cancelled`: the handler stopped cleanly.
-    @exclusivity(unchecked) var stoppedCleanly = false
 
     init(
         id: RequestID, key: RequestKey, intentType: Int, requested: RequestPhase, phase: RequestPhase, body: Body,
@@ -91,10 +94,27 @@ final class BrokerRequest<Body> {
         return false
     }
 
+    /// The worker and job running the request (cancelled or not), if any.
+    var job: (worker: WorkerID, job: UInt64)? {
+        switch state {
+        case .running(let worker, let job), .cancelling(let worker, let job): (worker, job)
+        case .queued, .stoppedCleanly: nil
+        }
+    }
+
     /// The worker running the request's job, if any.
-    var worker: WorkerID? {
-        if case .running(let worker, _) = state { return worker }
-        return nil
+    var worker: WorkerID? { job?.worker }
+
+    /// Whether job `job` on worker `worker` runs the request (a RESULT for it is the request's).
+    func runs(job: UInt64, on worker: WorkerID) -> Bool {
+        guard let running = self.job else { return false }
+        return running.worker == worker && running.job == job
+    }
+
+    /// Whether its client cancelled it while a job ran (the ending follows).
+    var isCancelling: Bool {
+        if case .cancelling = state { return true }
+        return false
     }
 }
 
