@@ -230,9 +230,8 @@ final class BrokerLoop: @unchecked Sendable {
     /// Health for `/readyz`, and the metrics gauges about once a second.
     private func report(now: UInt64) {
         health.turned(now)
-        // A stored property, not `isShuttingDown`: a getter of the core, read from here, copies the whole core.
         health.set(
-            core.shutdownDeadline != nil ? .stopping : core.journalLink.isUnavailable ? .unavailable : .active)
+            core.isShuttingDown ? .stopping : core.journalLink.isUnavailable ? .unavailable : .active)
         health.set(workers: core.workers.count)
         guard core.metrics != nil, now >= nextMetricsPublish else { return }
         nextMetricsPublish = now + 1_000_000_000

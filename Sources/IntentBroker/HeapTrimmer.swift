@@ -44,7 +44,6 @@ struct HeapTrimmer {
 extension BrokerCore {
     /// What the broker's stores hold: the results and idempotency records kept (their own accounting). Requests in
     /// flight are left out: under overload their number swings with the queues, and a trim then would cost the
-    /// loop time while the memory is used again at once. Mutating only so that the loop reads it in place (see
-    /// ``nextWakeTime``).
-    var heldBytes: Int { mutating get { results.bytes + idempotency.bytes } }
+    /// loop time while the memory is used again at once.
+    var heldBytes: Int { results.bytes + idempotency.bytes }
 }

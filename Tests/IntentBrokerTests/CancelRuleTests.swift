@@ -9,7 +9,7 @@ import Testing
     static let payment = #"{"intent":{"type":"Echo","parameters":{"text":"pay 5"}}}"#
     static let cancelledBody = #"{"code":"cancelled","message":"the handler stopped"}"#
 
-    func record(_ broker: CoreHarness, key: String) -> IdempotencyStore<ResultStore<[UInt8]>.Result>.Record? {
+    func record(_ broker: borrowing CoreHarness, key: String) -> IdempotencyStore<ResultStore<[UInt8]>.Result>.Record? {
         broker.core.idempotency.records[
             IdempotencyScope(identity: [], intentType: Array("Echo".utf8), key: Array(key.utf8))]
     }

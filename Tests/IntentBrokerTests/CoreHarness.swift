@@ -8,7 +8,7 @@ import Testing
 /// Drives a ``BrokerCore`` without sockets: events go in one method call at a time, and the harness performs the
 /// core's actions the way the I/O shell does (asking ``BrokerCore/shouldSend(_:)`` before each JOB), recording what
 /// each client and worker would have received. Time only moves when a test says so.
-struct CoreHarness {
+struct CoreHarness: ~Copyable {
     struct Reply: Equatable, CustomStringConvertible {
         let client: String
         let id: String

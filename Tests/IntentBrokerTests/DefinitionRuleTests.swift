@@ -22,14 +22,14 @@ import Testing
         broker.settle()
     }
 
-    private func refusal(_ broker: CoreHarness, to worker: String) -> String? {
+    private func refusal(_ broker: borrowing CoreHarness, to worker: String) -> String? {
         for entry in broker.controls.reversed() where entry.worker == worker {
             if case .error(let code, let message) = entry.control, code == .definitionMismatch { return message }
         }
         return nil
     }
 
-    private func served(_ broker: CoreHarness) -> [(digest: String, workers: [String])] {
+    private func served(_ broker: borrowing CoreHarness) -> [(digest: String, workers: [String])] {
         let type = broker.core.intentTypeIndex[ByteKey(Array("Echo".utf8))]!
         return broker.core.intentTypes[type].definitions.map { served in
             (served.definition.digest, served.workers.compactMap { broker.core.workers[$0]?.name })
@@ -54,7 +54,8 @@ import Testing
         register(&broker, "w2", try definition(#"[{"name": "text"}]"#))
         #expect(broker.core.workers.count == 1)
         #expect(broker.core.statistics.definitionRefusals == 1)
-        let message = try #require(refusal(broker, to: "w2"))
+        let refused = refusal(broker, to: "w2")
+        let message = try #require(refused)
         #expect(message.contains("Echo") && message.contains("same version") && message.contains("w1"))
         #expect(served(broker).map(\.workers) == [["w1"]])
         // The refused worker gets no job.

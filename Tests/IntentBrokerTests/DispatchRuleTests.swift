@@ -84,7 +84,7 @@ import Testing
 
     /// One worker with room for one job, saturated, and 10 jobs answered over 1 s: about 10 jobs/s (s0…s10 sent, the
     /// last still running, the queue empty).
-    static func oneWorkerAtTenJobsPerSecond(_ harness: CoreHarness) -> CoreHarness {
+    static func oneWorkerAtTenJobsPerSecond(_ harness: consuming CoreHarness) -> CoreHarness {
         var broker = harness
         broker.register("w1", capacity: 1)
         broker.send("s0", deadlineMs: 60_000)

@@ -8,7 +8,7 @@ import Testing
     static let payment = #"{"intent":{"type":"Echo","parameters":{"text":"pay 5"}}}"#
     static let other = #"{"intent":{"type":"Echo","parameters":{"text":"pay 50"}}}"#
 
-    func attempts(_ broker: CoreHarness, key: String) -> Int? {
+    func attempts(_ broker: borrowing CoreHarness, key: String) -> Int? {
         broker.core.idempotency.records[
             IdempotencyScope(identity: [], intentType: Array("Echo".utf8), key: Array(key.utf8))]?
             .attempts

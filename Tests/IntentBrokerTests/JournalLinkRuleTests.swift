@@ -160,7 +160,7 @@ import Testing
         #expect(try Self.lastStats(broker, to: "peer").state == "stopping")
     }
 
-    static func lastStats(_ broker: CoreHarness, to peer: String) throws -> BrokerStats {
+    static func lastStats(_ broker: borrowing CoreHarness, to peer: String) throws -> BrokerStats {
         guard let last = broker.controls.last, last.worker == peer, case .stats(let body) = last.control else {
             throw StatsMissing()
         }

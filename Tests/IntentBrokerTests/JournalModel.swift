@@ -27,7 +27,8 @@ struct JournalModel {
 
     /// One batch's transaction.
     mutating func apply(
-        _ entries: [JournalEntry<[UInt8]>], changed: Set<IdempotencyScope>, core: BrokerCore<[UInt8]>, now: UInt64
+        _ entries: [JournalEntry<[UInt8]>], changed: Set<IdempotencyScope>, core: borrowing BrokerCore<[UInt8]>,
+        now: UInt64
     ) {
         if entries.isEmpty && changed.isEmpty { return }
         commits += 1

@@ -13,7 +13,10 @@ import Logging
 ///
 /// Time is passed in (`now`, monotonic nanoseconds) and never read here, so tests drive the core step by step.
 /// Generic over the body type: the shell uses libzmq messages (bodies are moved, never copied), tests use bytes.
-struct BrokerCore<Body> {
+///
+/// Not copyable: there is one core, and reading it (a getter, from the shell's stored property) borrows it in place.
+/// A copy would retain every table it holds, on every turn of the loop; the compiler now refuses to make one.
+struct BrokerCore<Body>: ~Copyable {
     /// The configuration, with its durations in nanoseconds: one value, stored once.
     let settings: CoreSettings
     let logger: Logger
@@ -149,17 +152,11 @@ struct BrokerCore<Body> {
 
     /// When the core next needs ``tick(now:)``: the earliest timer, heartbeat, pace update or shutdown deadline, or
     /// what the journal link waits for (``journalDue(now:stopping:)``).
-    ///
-    /// A mutating getter although it changes nothing: the shell keeps the core in a class's stored property, and
-    /// reading a plain getter there copies the whole core first (retaining every table it holds), on every turn of
-    /// the loop; a mutating getter works on the core in place.
     var nextWakeTime: UInt64 {
-        mutating get {
-            var time = min(nextHeartbeat, nextPaceUpdate)
-            if let timer = timers.min, timer.time < time { time = timer.time }
-            if let shutdownDeadline, shutdownDeadline < time { time = shutdownDeadline }
-            return min(time, journalLink.wakeTime)
-        }
+        var time = min(nextHeartbeat, nextPaceUpdate)
+        if let timer = timers.min, timer.time < time { time = timer.time }
+        if let shutdownDeadline, shutdownDeadline < time { time = shutdownDeadline }
+        return min(time, journalLink.wakeTime)
     }
 
     /// A tenth of `duration`, at most the configured margin: the broker acts that much early so that its answer

@@ -1,5 +1,5 @@
-import IntentWire
 import DequeModule
+import IntentWire
 
 /// Final replies kept for STATUS queries, for a bounded time, count and memory (section 6.4 of the protocol).
 ///
