@@ -11,7 +11,7 @@ import ZeroMQ
 #endif
 
 extension EndToEnd {
-    /// `concierge pool --autoscale MIN:MAX` with a real broker, real workers and real requests (issue 13, item 4):
+    /// `concierge pool --autoscale MIN:MAX` with a real broker, real workers and real requests:
     /// the pool asks the broker for STATS, grows on a burst, shrinks back when idle, and stops idle workers only.
     /// Every wait is bounded and waits on observable state (the pool's control `status`, its log, replies).
     @Suite(.serialized) struct AutoscaleTests {

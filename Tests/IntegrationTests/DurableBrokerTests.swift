@@ -6,7 +6,7 @@ import IntentWire
 import Testing
 
 extension EndToEnd {
-    /// A broker with a SQLite journal (issue 12, `Docs/JOURNAL.md`), killed with SIGKILL and started again on the
+    /// A broker with a SQLite journal (`Docs/JOURNAL.md`), killed with SIGKILL and started again on the
     /// same journal: what it accepted is finished, and what it answered is still known to STATUS.
     @Suite(.serialized) struct DurableBrokerTests {
         @Test func aKilledBrokerRestartedOnItsJournalFinishesWhatItAcceptedAndRemembersWhatItAnswered() async throws {

@@ -9,7 +9,7 @@ import Testing
 import ZeroMQ
 
 extension EndToEnd {
-    /// Clients and workers given several broker endpoints follow the active broker (issue 12, failover): broker A
+    /// Clients and workers given several broker endpoints follow the active broker (failover): broker A
     /// on one endpoint pair with a SQLite journal is killed, broker B starts on another pair with the same journal,
     /// and what A accepted is finished by B — the request in flight gets its final reply, the worker registers with
     /// B, and `concierge send --broker f1,f2` prints its final. Also: a client whose first endpoint is never bound

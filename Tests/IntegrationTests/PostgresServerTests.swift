@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 extension EndToEnd {
-    /// The private PostgreSQL server tests of durable brokers run against (issue 12): it starts from Debian's
+    /// The private PostgreSQL server tests of durable brokers run against: it starts from Debian's
     /// packages, answers SQL, keeps a committed row across a restart of the server, and stops by its pid.
     @Suite(.serialized) struct PostgresServerTests {
         @Test func aPrivateServerStartsAnswersAndStops() throws {

@@ -6,7 +6,7 @@ import IntentWire
 import Testing
 
 extension EndToEnd {
-    /// Brokers sharing a PostgreSQL journal (issue 12, `Docs/JOURNAL.md`, "Failover"), on one host: a standby takes
+    /// Brokers sharing a PostgreSQL journal (`Docs/JOURNAL.md`, "Failover"), on one host: a standby takes
     /// over when the active broker is killed and finishes what it accepted; a broker whose database goes away refuses
     /// new work with `unavailable` and works again when the database is back. (The test across network namespaces,
     /// with a host cut off, is `Tests/python/test_failover.py`.)

@@ -1,4 +1,4 @@
-"""The chaos test of idempotency keys (issue 11's acceptance test): a real broker, about three CIPW02 worker
+"""The chaos test of idempotency keys (retries never run a handle twice): a real broker, about three CIPW02 worker
 *processes* (chaos_worker.py, written from the spec) of which a random one is SIGKILLed every 0.5..1 s and replaced,
 and a CIPC02 client sending ~200 keyed handle requests (distinct keys), retrying each with the same key and a new
 request id on `busy`, `worker-lost` and `timeout` until it gets a final reply.

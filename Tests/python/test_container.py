@@ -1,4 +1,4 @@
-"""Issue 13, item 5: Concierge's container image (Deploy/container), built here without any image registry and run.
+"""Concierge's container image (Deploy/container), built here without any image registry and run.
 
 The image is built once for the module by Deploy/container/build-image.sh from the binary under test (CONCIERGE_BIN;
 a debug binary: the script copies its Swift runtime libraries into the image), on a Debian root filesystem that

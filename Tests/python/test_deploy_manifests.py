@@ -71,7 +71,7 @@ METRICS: dict[str, str] = {
     "concierge_pool_jobs_in_progress": "gauge",
 }
 
-# What the dashboard must show (issue 13: request rate by outcome, queue depth and oldest age, in flight, workers by
+# What the dashboard must show (request rate by outcome, queue depth and oldest age, in flight, workers by
 # state, capacity used, first/final reply quantiles, busy/timeouts/worker-lost, journal commit p99 and availability,
 # pool workers).
 DASHBOARD_MUST_SHOW = {

@@ -1,4 +1,4 @@
-"""Durable requests (issue 12's acceptance test for restarts): 10 SIGKILLs of a broker with a SQLite journal, at
+"""Durable requests across restarts: 10 SIGKILLs of a broker with a SQLite journal, at
 random moments under load, must leave 0 accepted requests without an ending, 0 handle jobs run twice unless a keyed
 retry asked for it, and a STATUS store that knows every request.
 

@@ -1,4 +1,4 @@
-"""Failover (issue 12's acceptance test for PostgreSQL failover): two brokers on two "hosts" (Linux network
+"""Failover with a PostgreSQL journal: two brokers on two "hosts" (Linux network
 namespaces) share one PostgreSQL journal; the active one dies (its process is SIGKILLed, or its host's link is cut)
 under load, the standby takes over, and nothing accepted is lost.
 

@@ -1,4 +1,4 @@
-"""Section 6.5 (issue 14): fairness across clients within an intent type, through a real broker process.
+"""Section 6.5: fairness across clients within an intent type, through a real broker process.
 
 A flood client fills the type's queue (its worker holds every job, so the queue state is known exactly, never
 guessed from timing); a well-behaved client then runs requests one at a time. Each of its requests is admitted (the

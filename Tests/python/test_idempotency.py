@@ -1,4 +1,4 @@
-"""CIPC02 (Docs/IDEMPOTENCY.md, issue 11) against the real broker, from the design alone: a REQUEST with an
+"""CIPC02 (Docs/IDEMPOTENCY.md) against the real broker, from the design alone: a REQUEST with an
 idempotency key in F7; REPLY and STATUS answers with flags in F6. A duplicate in flight attaches to the first
 request, a completed key replays its final reply byte for byte flagged `replay`, another body is
 `idempotency-conflict`, and CIPC01 clients are unaffected."""

@@ -1,4 +1,4 @@
-"""Bounded memory (issue 14, goal 4): what a stored result costs the broker, that the memory comes back once results
+"""Bounded memory: what a stored result costs the broker, that the memory comes back once results
 expire, and the results' byte budget (--results-memory).
 
 The RSS figures are the broker process's (/proc/PID/status), so the bounds are generous: a stored result may cost

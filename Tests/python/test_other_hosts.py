@@ -1,4 +1,4 @@
-"""Workers and clients on other hosts (issue 13, item 6): a broker, two worker hosts and a client host in separate
+"""Workers and clients on other hosts: a broker, two worker hosts and a client host in separate
 Linux network namespaces, over CURVE on TCP; one worker host's link is cut and restored under load. Its jobs end by
 the lost-worker rules (PROTOCOL 6.7), its workers rejoin and get jobs again, and nothing else is lost.
 

@@ -1,4 +1,4 @@
-"""Shedding early under overload (issue 14, goal 2): `--max-queue-wait-ms` and `--standing-queue-wait-ms` refuse at
+"""Shedding early under overload: `--max-queue-wait-ms` and `--standing-queue-wait-ms` refuse at
 arrival, with `busy`, the requests that would wait in the queue longer than the operator allows at the intent type's
 measured pace; without them a request is admitted when it can start within 80% of its deadline.
 
