@@ -35,28 +35,37 @@ extension BrokerCore {
         guard !journalLink.isUnavailable else {
             return refuseWhileUnavailable(.request(decoded), client: client, version: decoded.version)
         }
-        let requestID = decoded.requestID
-        let phase = decoded.phase.name
+        let key = RequestKey(client: client, id: decoded.requestID)
         let deadline = decoded.deadlineMilliseconds.map { UInt64($0) * 1_000_000 } ?? settings.defaultDeadline
-        guard !isShuttingDown else {
+        switch admit(decoded, key: key, fingerprint: fingerprint, identity: identity, deadline: deadline, now: now) {
+        case .refuse(let code, let body, let type):
             reject(
-                client: client, requestID: requestID, phase: phase, version: decoded.version, .shuttingDown,
-                "the broker is shutting down")
-            return
+                client: client, requestID: decoded.requestID, phase: decoded.phase.name, version: decoded.version,
+                code, body: body, intentType: type)
+        case .attach(let first):
+            attach(key, version: decoded.version, deadline: deadline, to: first, now: now)
+        case .replay(let scope):
+            replay(scope, to: key, version: decoded.version, now: now)
+        case .accept(let type, let scope, let attempt):
+            accept(
+                decoded, key: key, type: type, body: body, scope: scope, attempt: attempt, identity: identity,
+                deadline: deadline, now: now)
         }
-        let key = RequestKey(client: client, id: requestID)
+    }
+
+    /// What becomes of a REQUEST: checks 11–15 of section 4.8 in their order, then its idempotency key (section
+    /// 4.10.1), then shedding at arrival (section 6.3). Only the key's record changes here.
+    private mutating func admit(
+        _ decoded: ClientRequest, key: RequestKey, fingerprint: BodyFingerprint?, identity: [UInt8], deadline: UInt64,
+        now: UInt64
+    ) -> Admission {
+        guard !isShuttingDown else { return .refuse(.shuttingDown, "the broker is shutting down") }
         guard requestIDs[key] == nil else {
-            reject(
-                client: client, requestID: requestID, phase: phase, version: decoded.version, .duplicateRequest,
-                "request id is already in flight on this connection")
-            return
+            return .refuse(.duplicateRequest, "request id is already in flight on this connection")
         }
         guard let type = servedType(decoded.intentType, now: now) else {
             let name = decoded.intentType.withUnsafeBytes { WireText.display($0) }
-            reject(
-                client: client, requestID: requestID, phase: phase, version: decoded.version, .unknownIntent,
-                "no worker serves intent type \"\(name)\"")
-            return
+            return .refuse(.unknownIntent, "no worker serves intent type \"\(name)\"")
         }
         var scope: IdempotencyScope?
         var attempt = 1
@@ -67,33 +76,33 @@ extension BrokerCore {
                 scope = keyed
                 attempt = number
             case .attach(let first):
-                attach(key, version: decoded.version, deadline: deadline, to: first, now: now)
-                return
+                return .attach(to: first)
             case .replay:
-                replay(keyed, to: key, version: decoded.version, now: now)
-                return
+                return .replay(keyed)
             case .conflict:
-                reject(
-                    client: client, requestID: requestID, phase: phase, version: decoded.version, .idempotencyConflict,
-                    "the idempotency key was first used with another body", intentType: type)
-                return
+                return .refuse(
+                    .idempotencyConflict, "the idempotency key was first used with another body", intentType: type)
             case .earlierAttemptMayBeRunning:
-                reject(
-                    client: client, requestID: requestID, phase: phase, version: decoded.version, .busy,
-                    "an earlier attempt with this idempotency key may still be running on a worker", intentType: type)
-                return
+                return .refuse(
+                    .busy, "an earlier attempt with this idempotency key may still be running on a worker",
+                    intentType: type)
             }
         }
         if !intentTypes[type].queue.isEmpty || !anyWorkerHasRoom(for: type) {
-            let lane = identity.isEmpty ? client : identity
+            let lane = identity.isEmpty ? key.client : identity
             if let refusal = admissionRefusal(type: type, deadline: deadline, client: lane, now: now) {
                 if let scope { idempotency.forget(scope, now: now) }
-                reject(
-                    client: client, requestID: requestID, phase: phase, version: decoded.version, .busy,
-                    body: refusal, intentType: type)
-                return
+                return .refuse(.busy, body: refusal, intentType: type)
             }
         }
+        return .accept(type: type, scope: scope, attempt: attempt)
+    }
+
+    /// An admitted REQUEST becomes a request in flight: recorded, timed and dispatched (or queued).
+    private mutating func accept(
+        _ decoded: ClientRequest, key: RequestKey, type: Int, body: Body, scope: IdempotencyScope?, attempt: Int,
+        identity: [UInt8], deadline: UInt64, now: UInt64
+    ) {
         let id = nextRequestID
         nextRequestID &+= 1
         let request = BrokerRequest(
@@ -106,7 +115,7 @@ extension BrokerCore {
         request.identity = identity
         requests[id] = request
         requestIDs[key] = id
-        if !identity.isEmpty { identityRequestIDs[RequestKey(client: identity, id: requestID)] = id }
+        if !identity.isEmpty { identityRequestIDs[RequestKey(client: identity, id: decoded.requestID)] = id }
         if journaling { journal.append(.accepted(request, intentType: intentTypes[type].name)) }
         statistics.requestsAccepted += 1
         // Act a little before the deadline so that the first reply arrives by it (section 6.3).
