@@ -237,7 +237,7 @@ let package = Package(
             dependencies: ["IntentCodegen", "IntentKit", "ConciergeJSON", "ConciergeExamples"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: swiftSettings),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "IntentWire"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ConciergeJSONTests",
             dependencies: ["ConciergeJSON", .product(name: "PropertyBased", package: "swift-property-based")],

@@ -155,23 +155,6 @@ public final class ZMQSocket: @unchecked Sendable {
         try send(Array(string.utf8), more: more, dontWait: dontWait)
     }
 
-    /// Sends `value` in decimal ASCII digits (`"0"`, `"1250"`), formatted on the stack: no `String` and no
-    /// allocation, for numbers that travel as text frames on hot paths.
-    @discardableResult
-    public func send(decimal value: UInt64, more: Bool = false, dontWait: Bool = true) throws(ZMQError) -> Bool {
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for UInt64.max's 20 digits
-        return try withUnsafeMutableBytes(of: &digits) { raw throws(ZMQError) -> Bool in
-            var start = raw.count
-            var rest = value
-            repeat {
-                start -= 1
-                raw[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
-                rest /= 10
-            } while rest > 0
-            return try send(UnsafeRawBufferPointer(rebasing: raw[start...]), more: more, dontWait: dontWait)
-        }
-    }
-
     /// Sends a copy of `message` (no byte copy for large frames); `message` itself stays intact.
     @discardableResult
     public func send(_ message: ZMQMessage, more: Bool = false, dontWait: Bool = true) throws(ZMQError) -> Bool {

@@ -1,3 +1,4 @@
+import IntentWire
 import Testing
 import ZeroMQ
 
@@ -39,8 +40,9 @@ import ZeroMQ
     @Test(arguments: [0, 7, 10, 1250, UInt64.max])
     func decimalFramesAreTheNumbersDigits(value: UInt64) throws {
         let (router, dealer) = try routerDealerPair(routingID: "client-1")
-        #expect(try dealer.send(decimal: value, more: true, dontWait: false))
-        #expect(try dealer.send(decimal: value, dontWait: false))
+        var sink = ZMQWaitingSink(dealer)  // the codec's decimal frames, as the broker sends them
+        #expect(try sink.append(decimal: value, more: true))
+        #expect(try sink.append(decimal: value, more: false))
         let received = try #require(try router.receiveMultipart())
         #expect(received.dropFirst() == [Array(String(value).utf8), Array(String(value).utf8)])
     }
