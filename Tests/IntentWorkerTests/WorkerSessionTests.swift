@@ -38,18 +38,18 @@ import Testing
 
     @Test func aDisconnectAnsweringReadyMovesOnWithBackoffWhileOneAfterRegistrationRegistersAgainAtOnce() {
         var session = Self.session(endpoints: ["tcp://127.0.0.1:1", "tcp://127.0.0.1:2"])
-        let value1 = session.received(.disconnect, now: 1)
-        #expect(value1 == .reconnectElsewhere)
+        let answerToReady = session.received(.disconnect, now: 1)
+        #expect(answerToReady == .reconnectElsewhere)
         #expect(!session.registered)
-        let value2 = session.moveIfAsked(true)
-        #expect(value2 == "tcp://127.0.0.1:1")
+        let left = session.moveIfAsked(true)
+        #expect(left == "tcp://127.0.0.1:1")
         #expect(session.rotation.current == "tcp://127.0.0.1:2")
         session.connecting(now: 2)
-        let value3 = session.received(.heartbeat, now: 3)
-        #expect(value3 == .none)
+        let firstAnswer = session.received(.heartbeat, now: 3)
+        #expect(firstAnswer == .none)
         #expect(session.registered)
-        let value4 = session.received(.disconnect, now: 4)
-        #expect(value4 == .registerAgain)
+        let laterDisconnect = session.received(.disconnect, now: 4)
+        #expect(laterDisconnect == .registerAgain)
     }
 
     @Test func theBackoffDoublesUpToItsMaximumAndAnyAnswerOfTheBrokerResetsIt() {
@@ -64,18 +64,18 @@ import Testing
 
     @Test func theBrokerIsSilentOnlyAfterTheWholeLivenessWindowWithoutAnyMessage() {
         var session = Self.session()
-        let value5 = session.due(now: 100 * Self.ms)
-        #expect(value5 == .heartbeat)
-        let value6 = session.due(now: 150 * Self.ms)
-        #expect(value6 == .nothing)  // the next heartbeat is due at 200 ms
+        let at100 = session.due(now: 100 * Self.ms)
+        #expect(at100 == .heartbeat)
+        let at150 = session.due(now: 150 * Self.ms)
+        #expect(at150 == .nothing)  // the next heartbeat is due at 200 ms
         _ = session.received(.heartbeat, now: 250 * Self.ms)  // alive: silent only from 550 ms
-        let value7 = session.due(now: 549 * Self.ms)
-        #expect(value7 != .brokerSilent)
-        let value8 = session.due(now: 550 * Self.ms)
-        #expect(value8 == .brokerSilent)
+        let at549 = session.due(now: 549 * Self.ms)
+        #expect(at549 != .brokerSilent)
+        let at550 = session.due(now: 550 * Self.ms)
+        #expect(at550 == .brokerSilent)
         session.receivedAnything(now: 560 * Self.ms)  // even a message the loop could not decode
-        let value9 = session.due(now: 700 * Self.ms)
-        #expect(value9 != .brokerSilent)
+        let at700 = session.due(now: 700 * Self.ms)
+        #expect(at700 != .brokerSilent)
     }
 
     @Test func aHandshakeCompletedLateStartsTheSilenceWindowAgainUntilTheBrokerAnswers() {
@@ -89,13 +89,13 @@ import Testing
 
     @Test func onlyAConnectionThatCompletedItsHandshakeCountsAsDropped() {
         var session = Self.session()
-        let value10 = session.disconnected(now: 1)
-        #expect(!value10)
+        let beforeHandshake = session.disconnected(now: 1)
+        #expect(!beforeHandshake)
         session.handshakeSucceeded(now: 2)
-        let value11 = session.disconnected(now: 3)
-        #expect(value11)
-        let value12 = session.disconnected(now: 4)
-        #expect(!value12)
+        let afterHandshake = session.disconnected(now: 3)
+        #expect(afterHandshake)
+        let again = session.disconnected(now: 4)
+        #expect(!again)
     }
 
     @Test func resultsOfAReplacedConnectionAreDroppedAndFreeTheirSlotsOnlyWithTheirLastResult() {
@@ -135,14 +135,14 @@ import Testing
         _ = session.received(Self.job(2), now: 1)
         #expect(
             session.received(.cancel(jobID: [0, 0, 0, 0, 0, 0, 0, 1]), now: 2) == .cancel([0, 0, 0, 0, 0, 0, 0, 1]))
-        let value13 = session.shouldCancel([0, 0, 0, 0, 0, 0, 0, 1], answered: true)
-        #expect(!value13)
+        let answeredJob = session.shouldCancel([0, 0, 0, 0, 0, 0, 0, 1], answered: true)
+        #expect(!answeredJob)
         let queue = session.resultsToSend([Self.result(2, generation: 1)])
         session.resultsRefused(queue[...])  // answered, waiting to be sent
-        let value14 = session.shouldCancel([0, 0, 0, 0, 0, 0, 0, 2], answered: false)
-        #expect(!value14)
-        let value15 = session.shouldCancel([0, 0, 0, 0, 0, 0, 0, 1], answered: false)
-        #expect(value15)
+        let unsentJob = session.shouldCancel([0, 0, 0, 0, 0, 0, 0, 2], answered: false)
+        #expect(!unsentJob)
+        let runningJob = session.shouldCancel([0, 0, 0, 0, 0, 0, 0, 1], answered: false)
+        #expect(runningJob)
         #expect(session.cancelledJobs == 1)
     }
 
@@ -153,8 +153,8 @@ import Testing
         #expect(!session.isOver(now: 11, connected: true))
         _ = session.received(.drain, now: 12)
         #expect(!session.isOver(now: 13, connected: true))  // job 1 still runs
-        let value16 = session.received(.disconnect, now: 14)
-        #expect(value16 == .none)  // draining: no new registration
+        let whileDraining = session.received(.disconnect, now: 14)
+        #expect(whileDraining == .none)  // draining: no new registration
         session.resultSent(Self.result(1, generation: 1))
         #expect(session.isOver(now: 15, connected: true))
 

@@ -239,6 +239,30 @@ class Schemas:
                 violation(response.get("data") == handle.get("data"), f"{what}: default activity data differs (11.7)")
 
 
+
+def echo_body(text: str = "x", intent_type: str = "PyEcho") -> bytes:
+    """A REQUEST body: the Interaction of `intent_type` with one parameter, `text`."""
+    return encode(interaction(intent_type, text=text))
+
+
+def with_phase(raw: bytes, phase: str, value: Any) -> bytes:
+    """`raw` (an Interaction) with member `phase` (`resolve`, `confirm`, `handle`) set to `value`."""
+    obj = json.loads(raw)
+    obj[phase] = value
+    return encode(obj)
+
+
+def new_key() -> bytes:
+    """A fresh idempotency key."""
+    return uuid.uuid4().hex.encode()
+
+
+def registered_worker(spawn, broker, version: int = 2, types=("PyEcho",), capacity: int = 1, **kw):
+    """A PyWorker of `version` that has registered: its first HEARTBEAT after READY has arrived (section 5.10)."""
+    w = spawn.pyworker(broker, version=version, types=types, capacity=capacity, **kw)
+    w.wait_heartbeat()
+    return w
+
 def _short(value: Any, limit: int = 600) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."

@@ -7,7 +7,6 @@ and malformed CANCELs like a malformed STATUS (check 4)."""
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
@@ -24,19 +23,14 @@ def broker(spawn):
 
 
 def worker(spawn, broker, version=2, types=("PyEcho",), capacity=1, **kw):
-    w = spawn.pyworker(broker, version=version, types=types, capacity=capacity, **kw)
-    w.wait_heartbeat()
-    return w
+    return cip.registered_worker(spawn, broker, version=version, types=types, capacity=capacity, **kw)
 
 
 def body(text="x") -> bytes:
-    return cip.encode(interaction("PyEcho", text=text))
+    return cip.echo_body(text)
 
 
-def with_phase(raw: bytes, phase: str, value) -> bytes:
-    obj = json.loads(raw)
-    obj[phase] = value
-    return cip.encode(obj)
+with_phase = cip.with_phase
 
 
 def handled(job) -> bytes:

@@ -32,23 +32,12 @@ def broker(spawn):
 
 
 def worker(spawn, broker, version=2, types=("PyEcho",), capacity=1, **kw):
-    w = spawn.pyworker(broker, version=version, types=types, capacity=capacity, **kw)
-    w.wait_heartbeat()  # the first HEARTBEAT after READY: registered (5.10)
-    return w
+    return cip.registered_worker(spawn, broker, version=version, types=types, capacity=capacity, **kw)
 
 
-def key() -> bytes:
-    return uuid.uuid4().hex.encode()
-
-
-def body(text="x", intent_type="PyEcho") -> bytes:
-    return cip.encode(interaction(intent_type, text=text))
-
-
-def with_phase(raw: bytes, phase: str, value) -> bytes:
-    obj = json.loads(raw)
-    obj[phase] = value
-    return cip.encode(obj)
+key = cip.new_key
+body = cip.echo_body
+with_phase = cip.with_phase
 
 
 def handled(job) -> bytes:
