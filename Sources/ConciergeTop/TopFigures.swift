@@ -54,6 +54,20 @@ public struct TopFigures: Sendable, Equatable {
     public var journalAvailable: Double?
     public var journalCommitP99: Double?
     public var hasJournal = false
+    /// Conversations (PROTOCOL.md 4.11): open now, started, and ended by ending (every intent type together).
+    public var conversationsOpen: Double?
+    public var conversationsStarted: Double = 0
+    public var conversationEndings: [Count] = []
+    /// Turns per ended conversation, on average; nil before one ended.
+    public var turnsPerConversation: Double?
+    /// The parameters asked most often (`intent.parameter`), most first, at most three.
+    public var mostAsked: [Count] = []
+
+    /// A name and how many (an ending, an asked parameter).
+    public struct Count: Equatable, Sendable {
+        public var name: String
+        public var count: Double
+    }
     /// The seconds between the two scrapes (nil for the first).
     public var elapsed: Double?
 
@@ -132,6 +146,20 @@ public struct TopFigures: Sendable, Equatable {
         journalAvailable = current.value("concierge_journal_available")
         hasJournal = journalAvailable != nil || current.contains("concierge_journal_commit_duration_seconds_count")
         journalCommitP99 = p99("concierge_journal_commit_duration_seconds")
+        conversationsOpen = current.value("concierge_conversations_open")
+        conversationsStarted = current.sum("concierge_conversations_started_total")
+        var endings: [String: Double] = [:]
+        for sample in current.samples(named: "concierge_conversations_ended_total") {
+            endings[sample.labels["ending"] ?? "", default: 0] += sample.value
+        }
+        conversationEndings = endings.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map {
+            Count(name: $0.key, count: $0.value)
+        }
+        let turns = current.sum("concierge_conversation_turns_count")
+        if turns > 0 { turnsPerConversation = current.sum("concierge_conversation_turns_sum") / turns }
+        mostAsked = current.samples(named: "concierge_conversation_asks_total")
+            .map { ("\($0.labels["intent"] ?? "").\($0.labels["parameter"] ?? "")", $0.value) }
+            .sorted { ($0.1, $1.0) > ($1.1, $0.0) }.prefix(3).map { Count(name: $0.0, count: $0.1) }
     }
 
     /// How much counter `name` grew between the scrapes, over its series whose labels satisfy `matching`. A series new

@@ -77,6 +77,21 @@ public struct TopScreen: Sendable {
         if let timeouts = figures.totalTimeouts { totals += ", \(Format.count(timeouts)) timeouts" }
         if let lost = figures.totalWorkersLost { totals += ", \(Format.count(lost)) workers lost" }
         header.append(totals)
+        if let open = figures.conversationsOpen, open > 0 || figures.conversationsStarted > 0 {
+            var line = "conversations \(Format.count(open)) open, \(Format.count(figures.conversationsStarted)) started"
+            let endings = figures.conversationEndings.map { "\(Format.count($0.count)) \($0.name)" }
+            if !endings.isEmpty { line += ": " + endings.joined(separator: ", ") }
+            if let turns = figures.turnsPerConversation {
+                line += "  \(Format.decimal(turns, places: 1)) turns each"
+            }
+            header.append(line)
+            if !figures.mostAsked.isEmpty {
+                header.append(
+                    "most asked: "
+                        + figures.mostAsked.map { "\($0.name) \(Format.count($0.count))" }.joined(
+                            separator: ", "))
+            }
+        }
         if figures.hasJournal {
             let availability =
                 switch figures.journalAvailable {

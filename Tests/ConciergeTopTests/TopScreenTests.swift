@@ -72,6 +72,28 @@ import Testing
         #expect(echo.split(separator: " ")[2] == "0s", "\(echo)")
     }
 
+    @Test func conversationsShowWhereTheyEndAndWhatIsAskedMost() throws {
+        let text = """
+            concierge_conversations_open 2
+            concierge_conversations_started_total{intent="SendMessage"} 9
+            concierge_conversations_ended_total{intent="SendMessage",ending="completed"} 4
+            concierge_conversations_ended_total{intent="SendMessage",ending="too-many-asks"} 2
+            concierge_conversations_ended_total{intent="SendMessage",ending="expired"} 1
+            concierge_conversation_turns_sum{intent="SendMessage"} 21
+            concierge_conversation_turns_count{intent="SendMessage"} 7
+            concierge_conversation_asks_total{intent="SendMessage",parameter="recipient"} 12
+            concierge_conversation_asks_total{intent="SendMessage",parameter="content"} 3
+
+            """
+        let lines = TopScreen.render(
+            Self.state(current: MetricsScrape(parsing: text), previous: nil), width: 120, height: 50)
+        let line = try #require(lines.first { $0.hasPrefix("conversations ") }, "\(lines)")
+        #expect(line == "conversations 2 open, 9 started: 4 completed, 2 too-many-asks, 1 expired  3.0 turns each")
+        #expect(lines.contains("most asked: SendMessage.recipient 12, SendMessage.content 3"))
+        // Without conversations, no line.
+        #expect(!TopScreen.render(Self.state(), width: 120, height: 50).contains { $0.hasPrefix("conversations") })
+    }
+
     @Test func aShortScreenSaysHowManyRowsItLeftOut() {
         var text = ""
         for index in 0..<30 {

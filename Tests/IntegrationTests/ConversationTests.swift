@@ -34,8 +34,10 @@ extension EndToEnd {
             _ = await cluster.waitForExit("w1")
             try cluster.start(
                 "broker-2",
-                ["broker", "--frontend", cluster.frontend, "--backend", cluster.backend, "--heartbeat-ms", "250",
-                 "--journal", journal])
+                [
+                    "broker", "--frontend", cluster.frontend, "--backend", cluster.backend, "--heartbeat-ms", "250",
+                    "--journal", journal,
+                ])
             try cluster.startWorker("w2", capacity: 4)
             try await cluster.waitUntilServing(client, intent: "SendMessage")
             // Only the answers: the broker kept the intent across its restart.
@@ -87,7 +89,8 @@ extension EndToEnd {
             }
             for ending in ["completed", "declined", "cancelled", "too-many-asks", "expired"] {
                 #expect(
-                    scrape.value("concierge_conversations_ended_total", ["intent": "SendMessage", "ending": ending]) == 1,
+                    scrape.value("concierge_conversations_ended_total", ["intent": "SendMessage", "ending": ending])
+                        == 1,
                     "\(ending)")
             }
             #expect(scrape.value("concierge_conversations_started_total", ["intent": "SendMessage"]) == 5)

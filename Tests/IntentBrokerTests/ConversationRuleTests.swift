@@ -37,7 +37,7 @@ import Testing
 
     static func harness(journaling: Bool = false) throws -> CoreHarness {
         var harness = try CoreHarness(journaling: journaling)
-        harness.register("w1", capacity: 4, types: ["SendMessage"])
+        harness.register("w1", capacity: 4, types: ["SendMessage"], version: 2)
         return harness
     }
 
@@ -218,7 +218,13 @@ import Testing
 
         harness.turn("s1", conversation: "c2", number: 1, body: Self.start)
         #expect(Self.conversation(harness.endConversation("c2"))?["ending"] == "cancelled")
-        #expect(harness.endings(of: "s1").first?.code == "cancelled" || harness.cancels(to: "w1").count == 0)
+        #expect(harness.cancels(to: "w1").count == 1)  // its turn in flight is cancelled on the worker
+        harness.answer("w1", request: "s1", outcome: .cancelled, body: #"{"code":"cancelled","message":"stopped"}"#)
+        #expect(harness.endings(of: "s1").first?.code == "cancelled")
+        // A retry of the cancelled turn is told how it ended.
+        harness.turn("s1-again", conversation: "c2", number: 1, body: Self.start)
+        let retried = try #require(harness.endings(of: "s1-again").first)
+        #expect(retried.code == "cancelled" && retried.isReplay)
 
         harness.turn("t1", conversation: "c3", number: 1, body: Self.start)
         harness.answer("w1", request: "t1", outcome: .stop, body: Self.disambiguation)

@@ -28,6 +28,7 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
+import zmq
 
 import cip
 import cluster
@@ -65,6 +66,11 @@ METRICS: dict[str, str] = {
     "concierge_journal_available": "gauge",
     "concierge_worker_jobs_total": "counter",  # {worker,intent,phase,outcome}, from the workers' results
     "concierge_handler_duration_seconds": "histogram",  # {intent,phase}, as the workers measured it
+    "concierge_conversations_started_total": "counter",  # {intent}
+    "concierge_conversations_ended_total": "counter",  # {intent,ending}
+    "concierge_conversation_asks_total": "counter",  # {intent,parameter}
+    "concierge_conversation_turns": "histogram",  # {intent}: turns per ended conversation
+    "concierge_conversations_open": "gauge",
     # pool (concierge pool --http)
     "concierge_pool_workers": "gauge",  # {state}: wanted, running
     "concierge_pool_restarts_total": "counter",
@@ -1022,6 +1028,19 @@ def test_metric_list_and_probe_paths_match_a_live_broker(run_dir, tmp_path):
         with broker.client() as c:
             assert c.run("Echo", "handle", cip.interaction("Echo", text="x")).status == "final"
             assert c.run("NoSuchIntent", "handle", {}).status == "error"
+        # A conversation that asks once and completes: its counters and its histogram are served too.
+        with zmq.Context() as context, context.socket(zmq.DEALER) as sock:
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.connect(broker.frontend)
+            intent = {"type": "SendMessage", "parameters": {"recipient": {"displayName": "John"}, "content": "Hi"}}
+            for turn, body in [(1, {"intent": intent}), (2, {"parameter": "recipient", "option": 0})]:
+                sock.send_multipart([b"CIPC03", b"TURN", b"t%d" % turn, b"k8s", str(turn).encode(), b"",
+                                     json.dumps(body).encode(), b""])
+                reply = [b""] * 4
+                while reply[3] in (b"", b"progress"):
+                    assert sock.poll(20_000), "no answer to a conversation turn"
+                    reply = sock.recv_multipart()
+                assert reply[3] == b"final", reply
         end = time.monotonic() + 20
         while _get(port, "/readyz")[0] != 200:  # the snapshot is published about once a second
             assert time.monotonic() < end, "not ready with a worker registered"

@@ -109,6 +109,7 @@ extension BrokerCore {
         if conversation.state != .ended {
             let running = conversation.running
             conversation.running = nil
+            conversation.cancelledTurn = running?.request
             finish(&conversation, .cancelled, now: now)
             if conversation.recording { finishTranscript(conversation, now: now) }
             journalConversation(key)
@@ -248,8 +249,16 @@ extension BrokerCore {
         guard let key = request.conversation, var conversation = conversations[key] else { return (status, payload) }
         let bytes = Self.bytes(of: payload)
         guard conversation.running?.request == request.id else {
-            // Ended meanwhile (END): the reply says so; the conversation stays as it is.
-            return (status, .bytes(decorated(bytes, conversation, now: now)))
+            // Ended meanwhile (END): the reply says so, and is what a retry of the turn gets; the conversation stays
+            // cancelled.
+            let reply = decorated(bytes, conversation, now: now)
+            if conversation.cancelledTurn == request.id {
+                conversation.cancelledTurn = nil
+                conversation.lastReply = .init(isError: status == .error, phase: request.phase, body: reply)
+                conversations.store(conversation)
+                journalConversation(key)
+            }
+            return (status, .bytes(reply))
         }
         conversation.running = nil
         if conversation.lastReply == nil {

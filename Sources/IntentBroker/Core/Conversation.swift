@@ -92,6 +92,9 @@ struct Conversation {
     var lastReply: StoredReply?
     /// The broker's request running the turn in flight, and its key (the client's routing id and request id).
     var running: (request: RequestID, key: RequestKey)?
+    /// The request of the turn that was in flight when END came: its ending becomes the last reply (a retry of that
+    /// turn is answered with how it ended).
+    var cancelledTurn: RequestID?
     /// Read back from the journal: the key of the turn that was in flight, until recovery links its request.
     var recoveredTurnKey: RequestKey?
     /// Monotonic nanoseconds: when the last turn ended (idle time counts from here), and when it ended.
