@@ -142,7 +142,7 @@ def interaction(intent_type: str, identifier: str | None = None, **parameters: A
 
 
 class Schemas:
-    """The four schemas of Schemas/json in one referencing.Registry (Schemas/README.md), and the intent definitions."""
+    """The schemas of Schemas/json in one referencing.Registry (Schemas/README.md), and the intent definitions."""
 
     def __init__(self, root: Path = SCHEMAS):
         self.documents: dict[str, dict] = {}
