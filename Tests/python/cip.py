@@ -605,6 +605,9 @@ class Client:
                           "(4.11.5)", frames)
             if code in ("conversation-ended", "turn-mismatch", "too-many-asks", "not-asked", "bad-option"):
                 violation("conversation" in parsed, f"{code} carries the conversation (4.8, 4.11.3)", frames)
+            if code in ("malformed", "bad-request-id", "bad-deadline", "too-large", "duplicate-request"):
+                violation("conversation" not in parsed, f"a refusal at checks 4 to 12 carries no conversation (4.8)",
+                          frames)
             if code == "too-many-asks":
                 violation(phase == "resolve" and "intent" in parsed and "parameter" in parsed,
                           "too-many-asks: F4 resolve, the body names intent and parameter (4.11.5)", frames)
