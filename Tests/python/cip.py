@@ -445,11 +445,11 @@ class Client:
         if answer == "auto":
             answer = "none" if self.owed_replies.get(rid, 0) > 0 else "status"
         if answer == "status":
-            self.send_raw([CIPC2, b"CANCEL", rid], expect="STATUS", rid=rid)
+            self.send_raw([self.signature, b"CANCEL", rid], expect="STATUS", rid=rid)
             return
         if answer == "maybe":
             self.tolerated_status[rid] = self.tolerated_status.get(rid, 0) + 1
-        self.send_raw([CIPC2, b"CANCEL", rid])
+        self.send_raw([self.signature, b"CANCEL", rid])
 
     def ending(self, rid: bytes, timeout: float = 15.0) -> Message:
         """The final or error REPLY of rid, skipping a progress REPLY (safe to call with a short timeout: nothing
@@ -618,7 +618,8 @@ class Client:
                 self._check_conversation(parsed["conversation"], what, with_intent=False)
             if code == "idempotency-conflict" and command == "REPLY":
                 # (cancelled may reach a CIPC01 answer: a CIPC01 request cancelled by a CANCEL of its connection)
-                violation(frames[0] == CIPC2, "idempotency-conflict answers a version-02 REQUEST (4.10.1)", frames)
+                violation(frames[0] in (CIPC2, CIPC3), "idempotency-conflict answers a version-02 or 03 REQUEST "
+                          "(4.10.1)", frames)
         return Message(frames, command, rid, status, phase, body, json.loads(body), flags)
 
     def _check_conversation(self, conversation: Any, what: str, with_intent: bool) -> None:

@@ -631,3 +631,14 @@ def started_with_john_ttl(c: cip.Client) -> tuple[bytes, dict]:
     cid = new_cid()
     body = final(turn(c, cid, 1, message_to("John")), "resolve")
     return cid, body["conversation"]
+
+
+def test_a_cancelled_turn_before_handle_leaves_the_conversation_as_it_was(c):
+    """4.11.1, 4.11.5: CANCEL with a TURN's request id cancels the turn as it would a request (4.10.2); cancelled
+    before any handle job, the turn leaves no trace (turn 1: no conversation)."""
+    cid = new_cid()
+    rid = c.turn(cid, 1, cip.interaction("Echo", text="x", delayMs=5000, delayPhase="resolve"), deadline=10000)
+    assert read(c, cid)["state"] == "running"
+    c.cancel(rid)
+    error(c.ending(rid), "cancelled", "resolve")
+    assert c.read_conversation(cid).code == "unknown-conversation"
