@@ -103,6 +103,8 @@ final class BrokerJournal {
                     ]))
             case .resultsExpired(let before):
                 operations.append(.resultsExpired(storedBefore: wall(before)))
+            case .conversation, .conversationRemoved:
+                break  // recorded once the journal has conversation records
             }
         }
         for scope in changed {
