@@ -165,7 +165,8 @@ def test_a_confirmation_request_of_a_parameter(c, yes):
     cid = new_cid()
     first = final(turn(c, cid, 1, message_to("Kate")), "resolve")
     assert asking(first["conversation"]) == {"recipient": {"parameter": "recipient", "kind": "confirmationRequired",
-                                                           "asks": 1, "value": KATE_BELL}}, first
+                                                           "asks": 1}}, first
+    assert first["intent"]["parameters"]["recipient"] == KATE_BELL  # the value to confirm, written back
     reply = turn(c, cid, 2, {"parameter": "recipient", "confirm": yes})
     if yes:
         body = final(reply, "handle")
@@ -315,7 +316,7 @@ def unchanged(c: cip.Client, cid: bytes, before: dict) -> None:
 ], ids=["not-asked-content", "not-asked-attachments", "not-asked-unknown", "not-asked-kind", "not-asked-confirm",
         "not-asked-second", "bad-option-2", "bad-option-99", "bad-option-second"])
 def test_an_answer_that_does_not_fit_is_refused_and_changes_nothing(c, answer, code):
-    """4.8 checks 17 and 18, 4.11.2: answers for a parameter not asked (or not with that kind), or a confirm when
+    """4.8 checks 15 and 16, 4.11.2: answers for a parameter not asked (or not with that kind), or a confirm when
     nothing waits for one, are `not-asked`; an option the disambiguation does not have is `bad-option`; both carry
     the unchanged conversation, and the right answer under the same turn number works afterwards."""
     cid, before = started_with_john(c)
@@ -332,6 +333,8 @@ def test_an_answer_that_does_not_fit_is_refused_and_changes_nothing(c, answer, c
     {"parameter": "recipient"},
     {"parameter": "recipient", "option": "0"},
     {"parameter": "recipient", "option": 0.5},
+    {"parameter": "recipient", "option": -1},
+    {"parameter": "", "value": JOHN_DOE},
     {"parameter": 5, "value": 1},
     {"parameter": "recipient", "option": 0, "value": JOHN_DOE},
     {"parameter": "recipient", "confirm": "yes"},
@@ -343,7 +346,7 @@ def test_an_answer_that_does_not_fit_is_refused_and_changes_nothing(c, answer, c
     {"intent": {"type": "SendMessage", "parameters": {"recipient": JOHN_DOE}}},
 ])
 def test_a_body_that_is_not_an_answer_is_bad_answer(c, body):
-    """4.8 check 16, 4.11.2: anything but the four Answer shapes, alone or 1 to 16 under "answers"."""
+    """4.8 check 14, 4.11.2: anything but the four Answer shapes, alone or 1 to 16 under "answers"."""
     cid, before = started_with_john(c)
     err = error(turn(c, cid, 2, body), "bad-answer")
     assert without_clock(err["conversation"]) == without_clock(before), err
@@ -367,13 +370,13 @@ def test_a_turn_1_without_an_intent_type_is_bad_answer_and_leaves_nothing(c, bod
 
 def test_a_value_of_the_wrong_type_is_the_workers_invalid_type_and_changes_nothing(c):
     """4.11.2: the broker writes a value as is; the worker refuses it when resolve runs (`invalid-type`, its body
-    forwarded unchanged); an error before handle leaves the conversation as it was (4.11.5), and the same turn
-    number, corrected, then runs."""
+    with the conversation added, 4.11.3); an error before handle leaves the conversation as it was (4.11.5), and
+    the same turn number, corrected, then runs."""
     cid, before = started_with_john(c)
     reply = turn(c, cid, 2, {"parameter": "recipient", "value": "John Appleseed"})  # a person is an object
     err = error(reply, "invalid-type", "resolve")
     assert err["intent"] == "SendMessage" and err["parameter"] == "recipient", err
-    assert "conversation" not in err  # a worker's error body is forwarded as the worker wrote it (4.11.3)
+    assert without_clock(err["conversation"]) == without_clock(before), err
     unchanged(c, cid, before)
     done = final(turn(c, cid, 2, {"parameter": "recipient", "value": JOHN_APPLESEED}), "handle")
     assert done["conversation"]["turn"] == 2 and done["conversation"]["ending"] == "completed"
