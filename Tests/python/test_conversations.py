@@ -645,3 +645,52 @@ def test_a_cancelled_turn_before_handle_leaves_the_conversation_as_it_was(c):
     c.cancel(rid)
     error(c.ending(rid), "cancelled", "resolve")
     assert c.read_conversation(cid).code == "unknown-conversation"
+
+
+def test_end_while_a_turn_runs_cancels_it(c):
+    """4.11.1: END of a conversation whose turn runs ends it `cancelled` at once and cancels the turn as CANCEL would;
+    the turn's REPLY says how it ended, and the conversation stays `cancelled`."""
+    cid = new_cid()
+    rid = c.turn(cid, 1, cip.interaction("Echo", text="x", delayMs=5000, delayPhase="resolve"), deadline=10000)
+    assert read(c, cid)["state"] == "running"
+    ended = c.end_conversation(cid)
+    assert ended.json["state"] == "ended" and ended.json["ending"] == "cancelled", ended
+    reply = c.ending(rid)
+    error(reply, "cancelled", "resolve")
+    assert reply.json["conversation"]["ending"] == "cancelled", reply
+    assert read(c, cid)["ending"] == "cancelled"
+
+
+def test_a_turn_gets_a_plain_progress_reply_at_its_deadline(c):
+    """4.11.3: replies are a REQUEST's: a progress REPLY by the deadline (its body has no "conversation"), then the
+    final one with it."""
+    cid = new_cid()
+    replies = c.replies(c.turn(cid, 1, cip.interaction("Echo", text="x", delayMs=800), deadline=200))
+    assert [m.status for m in replies] == ["progress", "final"], replies
+    assert "conversation" not in replies[0].json
+    assert replies[1].json["conversation"]["ending"] == "completed"
+
+
+def test_a_turn_1_of_an_unknown_intent_type_leaves_no_conversation(spawn):
+    """4.8: a TURN that passed its own checks goes through a REQUEST's admission (`unknown-intent` here, once the
+    startup grace period is over, 6.6), refused as its `lifecycle` request would be (F4 lifecycle), and leaves
+    nothing."""
+    broker = spawn.broker(heartbeat_ms=250, startup_grace_ms=0)
+    c = spawn.client(broker, version=3)
+    cid = new_cid()
+    err = error(turn(c, cid, 1, cip.interaction("NoSuchIntentType", text="x")), "unknown-intent", "lifecycle")
+    assert "conversation" not in err
+    assert c.read_conversation(cid).code == "unknown-conversation"
+
+
+def test_a_turn_1_over_the_bound_on_conversations_is_busy(spawn):
+    """4.11.5, 4.8 check 17: a turn 1 past --max-conversations is refused `busy`; the conversations kept go on."""
+    broker = spawn.broker(heartbeat_ms=250, max_conversations=1)
+    spawn.worker(broker)
+    c = spawn.client(broker, version=3)
+    cid, _ = started_with_john(c)
+    other = new_cid()
+    err = error(turn(c, other, 1, message_to("John")), "busy")
+    assert "conversation" not in err
+    assert c.read_conversation(other).code == "unknown-conversation"
+    final(turn(c, cid, 2, {"parameter": "recipient", "option": 0}), "handle")
