@@ -13,12 +13,16 @@ cip.Client against the spec and the schemas, conversation.schema.json included."
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import time
 import uuid
 
 import pytest
 
 import cip
+import cluster
 from cip import CIPC2, CIPC3
 
 JOHN_APPLESEED = {"displayName": "John Appleseed", "handle": "john.appleseed@example.com",
@@ -694,3 +698,49 @@ def test_a_turn_1_over_the_bound_on_conversations_is_busy(spawn):
     assert "conversation" not in err
     assert c.read_conversation(other).code == "unknown-conversation"
     final(turn(c, cid, 2, {"parameter": "recipient", "option": 0}), "handle")
+
+
+# -- the journal ---------------------------------------------------------------------------------------------------
+
+
+def test_a_conversation_survives_a_broker_sigkill_with_the_journal_on(spawn):
+    """4.11.5, Journal: a conversation between turns goes on after its broker is SIGKILLed and started again on the
+    same journal; a turn whose handle job had been sent when the broker died ends `outcome-unknown`, and its
+    conversation `failed` (handle is never run again)."""
+    journal = spawn.run_dir / f"conv-{uuid.uuid4().hex[:8]}.db"
+    subprocess.run([str(cluster.binary()), "journal", "init", str(journal)], check=True, capture_output=True,
+                   timeout=30)
+    name = f"cj{uuid.uuid4().hex[:6]}"
+    flags = {"journal": str(journal), "heartbeat-ms": 250}
+
+    def start() -> cluster.Broker:
+        b = cluster.Broker(name, spawn.run_dir, dict(flags))  # the same name: the same endpoints
+        b.proc.stop_timeout = 1.0
+        spawn.procs.append(b.proc)
+        b.wait_ready()
+        return b
+
+    broker = start()
+    spawn.worker(broker)
+    c = spawn.client(broker, version=3, routing_id=f"{name}-client".encode())  # fixed: the scope survives
+    cid, before = started_with_john(c)
+    slow = new_cid()
+    running = c.turn(slow, 1, cip.interaction("Echo", text="x", delayMs=3000), deadline=30000)
+    deadline = time.monotonic() + 10
+    while read(c, slow)["state"] != "running" and time.monotonic() < deadline:
+        time.sleep(0.05)  # bounded: until turn 1 runs
+    time.sleep(0.5)  # not an ordering sleep: the resolve and confirm phases take milliseconds; handle sleeps 3 s
+    os.kill(broker.pid, signal.SIGKILL)
+    assert broker.proc.wait(10) is not None
+    broker = start()
+    # The ending may have gone out before this client reconnected (a REPLY to a peer not connected is dropped,
+    # 6.5): as after any reconnection, the client asks STATUS (7.2).
+    c.ping_roundtrip()
+    c.status(running)
+    ending = c.status_answer(running, timeout=10)
+    err = error(ending, "outcome-unknown", "handle")
+    assert err["conversation"]["ending"] == "failed" and err["conversation"]["endingCode"] == "outcome-unknown", err
+    now = read(c, cid)
+    assert without_clock({k: v for k, v in now.items() if k != "intent"}) == without_clock(before), now
+    done = c.ending(c.turn(cid, 2, {"parameter": "recipient", "option": 0}, deadline=20000), timeout=25)
+    assert final(done, "handle")["conversation"]["ending"] == "completed"
