@@ -229,6 +229,9 @@ extension BrokerCore {
         }
         journalConversation(key)
         statistics.finalReplies += 1
+        let result = ResultStore<Body>.Result(isError: false, phase: RequestPhase.confirm.name, payload: .bytes(reply))
+        results.store(result, for: requestKey, now: now)  // STATUS of the turn's request id answers it too
+        if journaling { journal.append(.stored(result, key: requestKey, version: 3, at: now)) }
         actions.append(
             .reply(
                 ClientReply(
@@ -384,6 +387,10 @@ extension BrokerCore {
     /// The stored reply of the turn, sent again (flagged `replay`).
     private mutating func replayTurn(_ last: Conversation.StoredReply, to key: RequestKey, now: UInt64) {
         statistics.replays += 1
+        let result = ResultStore<Body>.Result(
+            isError: last.isError, phase: last.phase?.name ?? "", payload: .bytes(last.body))
+        results.store(result, for: key, now: now)  // STATUS of the retry's request id answers it too
+        if journaling { journal.append(.stored(result, key: key, version: 3, at: now)) }
         actions.append(
             .reply(
                 ClientReply(
