@@ -724,12 +724,15 @@ def test_a_conversation_survives_a_broker_sigkill_with_the_journal_on(spawn):
     spawn.worker(broker)
     c = spawn.client(broker, version=3, routing_id=f"{name}-client".encode())  # fixed: the scope survives
     cid, before = started_with_john(c)
+    # A second conversation whose handle job runs when the broker dies: turn 1 stops at confirm (flag confirm),
+    # turn 2 confirms, and its handle job sleeps 3 s.
     slow = new_cid()
-    running = c.turn(slow, 1, cip.interaction("Echo", text="x", delayMs=3000), deadline=30000)
+    final(turn(c, slow, 1, cip.interaction("Echo", text="x", delayMs=3000), flags="confirm"), "confirm")
+    running = c.turn(slow, 2, {"confirm": True}, deadline=30000)
     deadline = time.monotonic() + 10
     while read(c, slow)["state"] != "running" and time.monotonic() < deadline:
-        time.sleep(0.05)  # bounded: until turn 1 runs
-    time.sleep(0.5)  # not an ordering sleep: the resolve and confirm phases take milliseconds; handle sleeps 3 s
+        time.sleep(0.05)  # bounded: until turn 2 runs
+    time.sleep(0.3)  # not an ordering sleep: the handle job goes out within milliseconds and then sleeps 3 s
     os.kill(broker.pid, signal.SIGKILL)
     assert broker.proc.wait(10) is not None
     broker = start()
@@ -737,9 +740,12 @@ def test_a_conversation_survives_a_broker_sigkill_with_the_journal_on(spawn):
     # 6.5): as after any reconnection, the client asks STATUS (7.2).
     c.ping_roundtrip()
     c.status(running)
-    ending = c.status_answer(running, timeout=10)
-    err = error(ending, "outcome-unknown", "handle")
+    err = error(c.status_answer(running, timeout=10), "outcome-unknown", "handle")
     assert err["conversation"]["ending"] == "failed" and err["conversation"]["endingCode"] == "outcome-unknown", err
+    failed = read(c, slow)
+    assert failed["ending"] == "failed" and failed["turn"] == 2, failed
+    replayed = c.ending(c.turn(slow, 2, {"confirm": True}))
+    assert replayed.flags == b"replay" and replayed.code == "outcome-unknown", replayed
     now = read(c, cid)
     assert without_clock({k: v for k, v in now.items() if k != "intent"}) == without_clock(before), now
     done = c.ending(c.turn(cid, 2, {"parameter": "recipient", "option": 0}, deadline=20000), timeout=25)
