@@ -750,3 +750,47 @@ def test_a_conversation_survives_a_broker_sigkill_with_the_journal_on(spawn):
     assert without_clock({k: v for k, v in now.items() if k != "intent"}) == without_clock(before), now
     done = c.ending(c.turn(cid, 2, {"parameter": "recipient", "option": 0}, deadline=20000), timeout=25)
     assert final(done, "handle")["conversation"]["ending"] == "completed"
+
+
+def test_a_turn_cancelled_by_end_is_replayed_as_it_ended(spawn):
+    """4.11.5: after END cancelled turn 2 while it ran, turn 2 sent again is that turn's own ending (`cancelled`,
+    F6 `replay`), never the reply of an earlier turn; turn 3 is `conversation-ended`."""
+    broker = spawn.broker(heartbeat_ms=250, cancel_grace_ms=200)
+    w = cip.registered_worker(spawn, broker, version=2, types=("PyForm",))
+    c = spawn.client(broker, version=3)
+    cid = new_cid()
+    rid = c.turn(cid, 1, {"intent": {"type": "PyForm", "parameters": {}}})
+    job = w.job()
+    w.result(job, "stop", cip.with_phase(job.body, "resolve", {"b": {"kind": "disambiguation", "options": ["x", "y"]}}))
+    first = c.ending(rid)
+    final(first, "resolve")
+    rid = c.turn(cid, 2, {"parameter": "b", "option": 0}, deadline=10000)
+    job = w.job()  # turn 2's resolve job: the worker keeps it
+    ended = c.end_conversation(cid)
+    assert ended.json["ending"] == "cancelled", ended
+    w.cancelled(w.cancel_of(job))
+    ending = c.ending(rid)
+    error(ending, "cancelled", "resolve")
+    again = c.ending(c.turn(cid, 2, {"parameter": "b", "option": 0}))
+    assert again.body != first.body, "turn 2 was answered with turn 1's reply"
+    assert again.flags == b"replay" and again.code == "cancelled", again
+    error(turn(c, cid, 3, {"parameter": "b", "option": 0}), "conversation-ended")
+
+
+def test_the_flag_record_records_when_the_broker_keeps_transcripts(spawn):
+    """4.11.1: `record` asks for a transcript; `recording` says whether one is kept (a broker with a transcript
+    directory); recording changes no reply."""
+    directory = spawn.run_dir / f"transcripts-{uuid.uuid4().hex[:6]}"
+    directory.mkdir()
+    broker = spawn.broker(heartbeat_ms=250, transcripts=str(directory))
+    spawn.worker(broker)
+    c = spawn.client(broker, version=3)
+    recorded, plain = new_cid(), new_cid()
+    body = final(turn(c, recorded, 1, message_to("John"), flags="record confirm"), "resolve")
+    assert body["conversation"]["recording"] is True, body
+    assert final(turn(c, plain, 1, message_to("John")), "resolve")["conversation"]["recording"] is False
+    final(turn(c, recorded, 2, {"parameter": "recipient", "option": 0}), "confirm")
+    final(turn(c, recorded, 3, {"confirm": True}), "handle")
+    files = list(directory.rglob("*"))
+    assert any(recorded.decode() in f.name for f in files), files
+    assert not any(plain.decode() in f.name for f in files), files
