@@ -794,3 +794,18 @@ def test_the_flag_record_records_when_the_broker_keeps_transcripts(spawn):
     files = list(directory.rglob("*"))
     assert any(recorded.decode() in f.name for f in files), files
     assert not any(plain.decode() in f.name for f in files), files
+
+
+def test_status_of_a_turn_and_of_its_replay(c):
+    """4.11.5: STATUS of a turn's request id answers its stored ending (6.4), and so does STATUS of a replayed TURN's
+    (without flags, as for a key's replay, 4.10.1)."""
+    cid, _ = started_with_john(c)
+    rid = c.turn(cid, 2, {"parameter": "recipient", "option": 0})
+    done = c.ending(rid)
+    replay_rid = c.turn(cid, 2, {"parameter": "recipient", "option": 0})
+    assert c.ending(replay_rid).flags == b"replay"
+    c.status(rid)
+    assert c.status_answer(rid).body == done.body
+    c.status(replay_rid)
+    stored = c.status_answer(replay_rid)
+    assert (stored.status, stored.phase, stored.body, stored.flags) == ("final", "handle", done.body, b""), stored
