@@ -24,7 +24,7 @@ struct JournalCommand: ParsableCommand {
 
     struct Init: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create an empty journal (schema version 1) at PATH, or in the PostgreSQL database at URL.",
+            abstract: "Create an empty journal (schema version 2) at PATH, or in the PostgreSQL database at URL.",
             discussion: """
                 PATH is a SQLite file; an argument starting with postgres:// or postgresql:// \
                 (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE) creates the journal's tables in that database, \
@@ -48,7 +48,7 @@ struct JournalCommand: ParsableCommand {
             } catch {
                 throw JournalCommand.fail(error)
             }
-            print("concierge journal: created \(isURL ? PostgresJournal.redacted(path) : path) (schema version 1)")
+            print("concierge journal: created \(isURL ? PostgresJournal.redacted(path) : path) (schema version 2)")
         }
     }
 
