@@ -2,12 +2,14 @@
 cip.Client against the real broker and the example handlers (Sources/ConciergeExamples, their answers documented in
 Docs/DEMO-DATA.md: "John" is two contacts, "Kate" one favourite of two, "Zed" none).
 
-What is checked: a disambiguation answered by sending only the option, the flag `confirm` and its confirmation turn,
-a parameter's confirmation request, several answers in one turn, the re-prompt bound (a fourth ask ends the
-conversation `too-many-asks`), CONVERSATION and END, every refusal of the issue's bad inputs (each followed by a
-CONVERSATION read that shows the conversation unchanged), turn numbers (attached, replayed with F6 `replay`,
-`turn-mismatch`, `conversation-ended`), the errors before and after handle (section 4.11.5), scoping by routing id,
-and the checks of section 4.8 on malformed TURN, CONVERSATION and END messages. Every message received is checked by
+What is checked: a disambiguation answered by sending only the option, the flag `confirm` and its confirmation turn
+(yes, no, and a confirm that refuses), a parameter's confirmation request, several answers in one turn, the re-prompt
+bound (a fourth ask ends the conversation `too-many-asks`; a definition's `maxAsks`), CONVERSATION and END (also while
+a turn runs), every refusal of the issue's bad inputs (each followed by a CONVERSATION read that shows the
+conversation unchanged), turn numbers (attached, replayed with F6 `replay`, `turn-mismatch`, `conversation-ended`),
+the errors before and after handle (section 4.11.5), CANCEL and STATUS of a turn, scoping by routing id, the bound on
+conversations, the time to live, the flag `record`, a broker SIGKILL with the journal on, and the checks of section
+4.8 on malformed TURN, CONVERSATION and END messages. Every message received is checked by
 cip.Client against the spec and the schemas, conversation.schema.json included."""
 
 from __future__ import annotations
@@ -809,3 +811,15 @@ def test_status_of_a_turn_and_of_its_replay(c):
     c.status(replay_rid)
     stored = c.status_answer(replay_rid)
     assert (stored.status, stored.phase, stored.body, stored.flags) == ("final", "handle", done.body, b""), stored
+
+
+def test_a_confirm_that_refuses_ends_the_conversation_refused(c):
+    """4.11.3, 4.11.6: a confirm output with a code other than `ready` ends the conversation `refused` (the demo
+    account holds 2500 EUR: 5000 is `failureInsufficientFunds`), flag `confirm` or not."""
+    cid = new_cid()
+    body = final(turn(c, cid, 1, cip.interaction("SendPayment", payee={"displayName": "Anna"},
+                                                 currencyAmount={"amount": "5000", "currencyCode": "EUR"}),
+                      flags="confirm"), "confirm")
+    assert body["confirm"]["code"] == "failureInsufficientFunds", body
+    assert body["conversation"]["state"] == "ended" and body["conversation"]["ending"] == "refused", body
+    error(turn(c, cid, 2, {"confirm": True}), "conversation-ended")
