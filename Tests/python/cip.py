@@ -61,8 +61,8 @@ CONVERSATION_CODES = {"unknown-conversation", "conversation-ended", "turn-mismat
 REPLY_CODES |= VALIDATION_CODES | CONVERSATION_CODES
 # A STATUS answer carries a stored error REPLY (6.4), or its own unknown-request / malformed.
 STATUS_CODES = {"malformed", "unknown-request", "unknown-intent", "busy", "timeout", "worker-lost", "worker-crashed",
-                "handler-failed", "bad-body", "shutting-down", "internal", "cancelled", "outcome-unknown", "unavailable",
-                "too-many-asks"} | VALIDATION_CODES
+                "handler-failed", "bad-body", "shutting-down", "internal", "cancelled", "outcome-unknown",
+                "unavailable", "too-many-asks"} | VALIDATION_CODES
 # The error codes of a CONVERSATION answer (4.11.1): a malformed question, or no such conversation for this client.
 CONVERSATION_ANSWER_CODES = {"malformed", "unknown-conversation"}
 # 4.10.1: a request ended before any worker ran it leaves no trace; cancelled (4.10.2) ends an accepted request.
