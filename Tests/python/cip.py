@@ -1,4 +1,4 @@
-"""CIP from the specification alone: a client (CIP/Client, CIPC01 and CIPC02) and a worker (CIP/Worker, CIPW01 to
+"""CIP from the specification alone: a client (CIP/Client, CIPC01 to CIPC03) and a worker (CIP/Worker, CIPW01 to
 CIPW04) in Python.
 
 Written from Schemas/PROTOCOL.md and the JSON Schemas in Schemas/json/ -- not from the Swift sources. Every message
@@ -34,10 +34,12 @@ BASE = "https://concierge.example/schemas/"
 CIPC = b"CIPC01"
 CIPW = b"CIPW01"
 CIPC2 = b"CIPC02"  # section 4.10: idempotency keys, replay flags, CANCEL
+CIPC3 = b"CIPC03"  # section 4.11: conversations: TURN, CONVERSATION, END
 CIPW2 = b"CIPW02"  # section 5.13: JOB with key (F7) and attempt (F8), CANCEL to the worker, RESULT cancelled
 CIPW3 = b"CIPW03"  # section 5.15: JOB with the last phase (F9): a lifecycle's phases in one job, a RESULT per phase
 CIPW4 = b"CIPW04"  # section 5.16: READY announces each intent type's definition after its name
-CLIENT_SIGNATURES = {1: CIPC, 2: CIPC2}
+CLIENT_SIGNATURES = {1: CIPC, 2: CIPC2, 3: CIPC3}
+CLIENT_VERSIONS = {sig: v for v, sig in CLIENT_SIGNATURES.items()}
 WORKER_SIGNATURES = {1: CIPW, 2: CIPW2, 3: CIPW3, 4: CIPW4}
 WORKER_VERSIONS = {sig: v for v, sig in WORKER_SIGNATURES.items()}
 JOB_PHASES = ("resolve", "confirm", "handle")
@@ -52,10 +54,17 @@ REPLY_CODES = {
     "handler-failed", "bad-body", "shutting-down", "internal", "idempotency-conflict", "cancelled", "outcome-unknown", "unavailable",
 }
 VALIDATION_CODES = {"unknown-parameter", "invalid-type", "out-of-range", "invalid-enum", "missing-parameter"}  # 5.11 step 4
-REPLY_CODES |= VALIDATION_CODES
+# Section 4.11 (version 03): the broker's answers to TURNs. Only too-many-asks ends a turn that ran (so STATUS may
+# answer it); the others refuse a TURN, which is not stored (4.8).
+CONVERSATION_CODES = {"unknown-conversation", "conversation-ended", "turn-mismatch", "not-asked", "bad-option",
+                      "bad-answer", "too-many-asks"}
+REPLY_CODES |= VALIDATION_CODES | CONVERSATION_CODES
 # A STATUS answer carries a stored error REPLY (6.4), or its own unknown-request / malformed.
 STATUS_CODES = {"malformed", "unknown-request", "unknown-intent", "busy", "timeout", "worker-lost", "worker-crashed",
-                "handler-failed", "bad-body", "shutting-down", "internal", "cancelled", "outcome-unknown", "unavailable"} | VALIDATION_CODES
+                "handler-failed", "bad-body", "shutting-down", "internal", "cancelled", "outcome-unknown",
+                "unavailable", "too-many-asks"} | VALIDATION_CODES
+# The error codes of a CONVERSATION answer (4.11.1): a malformed question, or no such conversation for this client.
+CONVERSATION_ANSWER_CODES = {"malformed", "unknown-conversation"}
 # 4.10.1: a request ended before any worker ran it leaves no trace; cancelled (4.10.2) ends an accepted request.
 ACCEPTED_ENDING_CODES = ("timeout", "worker-lost", "handler-failed", "cancelled")
 
@@ -142,7 +151,7 @@ def interaction(intent_type: str, identifier: str | None = None, **parameters: A
 
 
 class Schemas:
-    """The four schemas of Schemas/json in one referencing.Registry (Schemas/README.md), and the intent definitions."""
+    """The schemas of Schemas/json in one referencing.Registry (Schemas/README.md), and the intent definitions."""
 
     def __init__(self, root: Path = SCHEMAS):
         self.documents: dict[str, dict] = {}
@@ -290,14 +299,22 @@ class Message:
 
     @property
     def version(self) -> int:
-        return 2 if self.frames[0] == CIPC2 else 1
+        return CLIENT_VERSIONS.get(self.frames[0], 1)
 
     @property
     def code(self) -> str | None:
         return self.json.get("code") if self.status == "error" else None
 
+    @property
+    def conversation(self) -> dict | None:
+        """The Conversation object of a turn's REPLY (its body's "conversation", 4.11.3) or of a CONVERSATION
+        answer (its whole final body, 4.11.1); None when there is none."""
+        if self.command == "CONVERSATION":
+            return self.json if self.status == "final" else None
+        return self.json.get("conversation") if isinstance(self.json, dict) else None
+
     def __repr__(self) -> str:
-        return (f"<{self.command}{' v2' if self.version == 2 else ''} {self.request_id!r} {self.status} "
+        return (f"<{self.command}{f' v{self.version}' if self.version >= 2 else ''} {self.request_id!r} {self.status} "
                 f"{self.phase!r} {self.body[:300].decode('utf-8', 'replace')}{' ' + self.flags.decode() if self.flags else ''}>")
 
 
@@ -319,7 +336,9 @@ class Client:
     def __init__(self, endpoint: str, routing_id: bytes | None = None, context: zmq.Context | None = None,
                  schemas: Schemas = SCHEMA_SET, version: int = 1):
         self.context = context or zmq.Context.instance()
-        self.version = version  # 1: CIPC01; 2: CIPC02 (section 4.10): REQUESTs carry a key, CANCEL is available
+        # 1: CIPC01; 2: CIPC02 (section 4.10): REQUESTs carry a key, CANCEL is available; 3: CIPC03 (4.11): as 2,
+        # and conversations (TURN, CONVERSATION, END)
+        self.version = version
         self.signature = CLIENT_SIGNATURES[version]
         self.socket = self.context.socket(zmq.DEALER)
         self.socket.setsockopt(zmq.LINGER, 0)
@@ -332,6 +351,7 @@ class Client:
         self.owed_replies: dict[bytes, int] = {}      # request id -> REQUESTs not yet ended
         self.progress_seen: dict[bytes, int] = {}     # request id -> progress REPLYs for the current request(s)
         self.owed_status: dict[bytes, int] = {}
+        self.owed_conversation: dict[bytes, int] = {}  # conversation id -> CONVERSATION answers owed (4.11.1)
         self.owed_pongs = 0
         self.owed_anonymous = 0                       # answers expected with an empty F2 (section 4.8)
         self.tolerated_status: dict[bytes, int] = {}  # CANCELs that may or may not get a STATUS answer (a race)
@@ -344,11 +364,16 @@ class Client:
     # -- sending ------------------------------------------------------------------------------------------
 
     def send_raw(self, frames: Iterable[bytes], expect: str | None = None, rid: bytes = b"") -> None:
-        """Send any frames. expect: 'REPLY' or 'STATUS' if the broker owes an answer with F2 = rid (b"" for an
-        answer with an empty F2), 'PONG' for a PONG, None if nothing is owed."""
+        """Send any frames. expect: 'REPLY', 'STATUS' or 'CONVERSATION' if the broker owes an answer with F2 = rid
+        (b"" for an answer with an empty F2), 'PONG' for a PONG, None if nothing is owed."""
         frames = list(frames)
         if expect == "PONG":
             self.owed_pongs += 1
+        elif expect == "CONVERSATION":
+            if rid:
+                self.owed_conversation[rid] = self.owed_conversation.get(rid, 0) + 1
+            else:
+                self.owed_anonymous += 1
         elif expect == "REPLY":
             if rid:
                 self.owed_replies[rid] = self.owed_replies.get(rid, 0) + 1
@@ -377,6 +402,36 @@ class Client:
     def status(self, rid: bytes) -> None:
         self.send_raw([self.signature, b"STATUS", rid], expect="STATUS", rid=rid)
 
+    # -- conversations (version 03, section 4.11) ----------------------------------------------------------
+
+    def turn(self, conversation: bytes | str, turn: int | str | bytes, body: Any, deadline: str | int | bytes = b"",
+             flags: str | bytes = b"", rid: bytes | None = None) -> bytes:
+        """Send TURN (4.11.1): [CIPC03, TURN, request id, conversation id, turn, deadline, body, flags]; returns
+        its request id. Its answers are REPLYs, as a REQUEST's."""
+        assert self.version >= 3, "TURN is version 03 (4.11)"
+        rid = rid if rid is not None else new_id("turn")
+        self.send_raw([CIPC3, b"TURN", rid, _b(conversation), _b(turn), _b(deadline), encode(body), _b(flags)],
+                      expect="REPLY", rid=rid)
+        return rid
+
+    def read_conversation(self, conversation: bytes | str, timeout: float = 15.0) -> Message:
+        """CONVERSATION (4.11.1) and its answer."""
+        assert self.version >= 3, "CONVERSATION is version 03 (4.11)"
+        cid = _b(conversation)
+        self.send_raw([CIPC3, b"CONVERSATION", cid], expect="CONVERSATION", rid=cid)
+        return self.conversation_answer(cid, timeout)
+
+    def end_conversation(self, conversation: bytes | str, timeout: float = 15.0) -> Message:
+        """END (4.11.1) and its answer."""
+        assert self.version >= 3, "END is version 03 (4.11)"
+        cid = _b(conversation)
+        self.send_raw([CIPC3, b"END", cid], expect="CONVERSATION", rid=cid)
+        return self.conversation_answer(cid, timeout)
+
+    def conversation_answer(self, cid: bytes, timeout: float = 15.0) -> Message:
+        return self.next(lambda m: m.command == "CONVERSATION" and m.request_id == cid, timeout,
+                         f"CONVERSATION answer for {cid!r}")
+
     def ping(self) -> None:
         self.send_raw([self.signature, b"PING"], expect="PONG")
 
@@ -390,11 +445,11 @@ class Client:
         if answer == "auto":
             answer = "none" if self.owed_replies.get(rid, 0) > 0 else "status"
         if answer == "status":
-            self.send_raw([CIPC2, b"CANCEL", rid], expect="STATUS", rid=rid)
+            self.send_raw([self.signature, b"CANCEL", rid], expect="STATUS", rid=rid)
             return
         if answer == "maybe":
             self.tolerated_status[rid] = self.tolerated_status.get(rid, 0) + 1
-        self.send_raw([CIPC2, b"CANCEL", rid])
+        self.send_raw([self.signature, b"CANCEL", rid])
 
     def ending(self, rid: bytes, timeout: float = 15.0) -> Message:
         """The final or error REPLY of rid, skipping a progress REPLY (safe to call with a short timeout: nothing
@@ -489,19 +544,22 @@ class Client:
 
     def check(self, frames: list[bytes]) -> Message:
         violation(len(frames) >= 2, "a CIP message has at least 2 frames", frames)
-        # A broker answers each message in the version it came in (4.10), so a version-02 client may get either;
-        # a CIPC01 client never sends version 02 and never gets it.
-        allowed = (CIPC,) if self.version == 1 else (CIPC, CIPC2)
+        # A broker answers each message in the version it came in (4.10, 4.11), so a client may get any version up
+        # to its own; a CIPC01 client never sends version 02 or 03 and never gets them.
+        allowed = tuple(CLIENT_SIGNATURES[v] for v in range(1, self.version + 1))
         violation(frames[0] in allowed, f"F0 of a message from the frontend is one of {allowed} (9, 4.10)", frames)
         command = frames[1].decode("ascii", "replace")
-        violation(command in ("REPLY", "STATUS", "PONG"), f"the broker sends clients REPLY, STATUS or PONG only "
-                  f"(4.1), not {command!r}", frames)
+        commands = ("REPLY", "STATUS", "PONG") + (("CONVERSATION",) if frames[0] == CIPC3 else ())
+        violation(command in commands, f"the broker sends clients REPLY, STATUS or PONG only (4.1), and "
+                  f"CONVERSATION in version 03 (4.11), not {command!r}", frames)
         if command == "PONG":
             violation(len(frames) == 2, "PONG has exactly 2 frames (4.7)", frames)
             return Message(frames, command)
+        if command == "CONVERSATION":
+            return self._check_conversation_answer(frames)
         flags = b""
-        if frames[0] == CIPC2:
-            violation(len(frames) == 7, f"a version-02 {command} has exactly 7 frames (4.10)", frames)
+        if frames[0] in (CIPC2, CIPC3):
+            violation(len(frames) == 7, f"a version-02/03 {command} has exactly 7 frames (4.10, 4.11)", frames)
             flags = frames[6]
             violation(flags in (b"", b"replay"), f"F6 flags are empty or replay (4.10): {flags!r}", frames)
             violation(flags == b"" or frames[3] in (b"final", b"error"), "only a stored ending is a replay", frames)
@@ -518,6 +576,9 @@ class Client:
             violation(phase in JOB_PHASES, f"F4 of a final {command} names the phase that produced it, never "
                       f"lifecycle or empty (4.5): {phase!r}", frames)
             self.schemas.check_interaction(parsed, what)
+            if "conversation" in parsed:
+                violation(frames[0] == CIPC3, "only a version-03 turn's REPLY carries a conversation (4.11.3)", frames)
+                self._check_conversation(parsed["conversation"], what, with_intent=False)
         elif status == "progress":
             violation(phase in JOB_PHASES, f"F4 of a progress {command} is a job phase (4.5): {phase!r}", frames)
             self.schemas.check("progress.schema.json", parsed, what)
@@ -537,16 +598,68 @@ class Client:
                 violation(phase in JOB_PHASES, f"{code} ends an accepted request: F4 is a job phase (4.5)", frames)
             if code == "worker-lost" and not self.chain_through_handle:
                 violation(phase == "handle", "worker-lost is for handle jobs only (6.7)", frames)
+            if code in CONVERSATION_CODES:
+                violation(frames[0] == CIPC3, f"{code} answers a version-03 TURN (4.11)", frames)
+            if code == "unknown-conversation":
+                violation("conversation" not in parsed, "unknown-conversation tells nothing of a conversation "
+                          "(4.11.5)", frames)
+            if code in ("conversation-ended", "turn-mismatch", "too-many-asks", "not-asked", "bad-option"):
+                violation("conversation" in parsed, f"{code} carries the conversation (4.8, 4.11.3)", frames)
+            if code in ("malformed", "bad-request-id", "bad-deadline", "too-large", "duplicate-request"):
+                violation("conversation" not in parsed, f"a refusal at checks 4 to 12 carries no conversation (4.8)",
+                          frames)
+            if code == "too-many-asks":
+                violation(phase == "resolve" and "intent" in parsed and "parameter" in parsed,
+                          "too-many-asks: F4 resolve, the body names intent and parameter (4.11.5)", frames)
+                violation(parsed["conversation"].get("ending") == "too-many-asks" and
+                          parsed["conversation"].get("endingParameter") == parsed["parameter"],
+                          "too-many-asks ends the conversation, naming the parameter (4.11.5)", frames)
+            if "conversation" in parsed:
+                self._check_conversation(parsed["conversation"], what, with_intent=False)
             if code == "idempotency-conflict" and command == "REPLY":
                 # (cancelled may reach a CIPC01 answer: a CIPC01 request cancelled by a CANCEL of its connection)
-                violation(frames[0] == CIPC2, "idempotency-conflict answers a version-02 REQUEST (4.10.1)", frames)
+                violation(frames[0] in (CIPC2, CIPC3), "idempotency-conflict answers a version-02 or 03 REQUEST "
+                          "(4.10.1)", frames)
         return Message(frames, command, rid, status, phase, body, json.loads(body), flags)
+
+    def _check_conversation(self, conversation: Any, what: str, with_intent: bool) -> None:
+        """A Conversation object (4.11.4): its schema; "intent" in CONVERSATION answers only."""
+        self.schemas.check("conversation.schema.json", conversation, f"{what}: conversation")
+        violation(("intent" in conversation) == with_intent,
+                  f"{what}: a Conversation has \"intent\" in CONVERSATION answers only (4.11.4)")
+
+    def _check_conversation_answer(self, frames: list[bytes]) -> Message:
+        """A CONVERSATION answer (4.11.1): 7 frames laid out as a version-02 REPLY, F4 and F6 empty."""
+        violation(len(frames) == 7, "a CONVERSATION answer has exactly 7 frames (4.11.1)", frames)
+        cid, status_b, phase_b, body, flags = frames[2], frames[3], frames[4], frames[5], frames[6]
+        status = status_b.decode("ascii", "replace")
+        violation(status in ("final", "error"), f"F3 of a CONVERSATION answer is final or error: {status!r}", frames)
+        violation(phase_b == b"" and flags == b"", "F4 and F6 of a CONVERSATION answer are empty (4.11.1)", frames)
+        parsed = strict_loads(body)
+        what = f"CONVERSATION {status} {cid!r}"
+        if status == "final":
+            self._check_conversation(parsed, what, with_intent=True)
+            violation(parsed["id"].encode() == cid, f"{what}: the answer is about another conversation", frames)
+        else:
+            self.schemas.check("error.schema.json", parsed, what)
+            violation(parsed["code"] in CONVERSATION_ANSWER_CODES, f"{what}: code {parsed['code']!r} (4.11.1)",
+                      frames)
+            violation("conversation" not in parsed, f"{what}: an error answer carries no conversation", frames)
+        return Message(frames, "CONVERSATION", cid, status, "", body, json.loads(body), flags)
 
     def _account(self, m: Message) -> None:
         """Check that the broker owed us this message (4.1)."""
         if m.command == "PONG":
             violation(self.owed_pongs > 0, "a PONG nobody asked for", m.frames)
             self.owed_pongs -= 1
+            return
+        if m.command == "CONVERSATION":
+            if m.request_id == b"" and self.owed_anonymous > 0:
+                self.owed_anonymous -= 1
+                return
+            count = self.owed_conversation.get(m.request_id, 0)
+            violation(count > 0, f"a CONVERSATION answer the client is not owed (4.1): {m}", m.frames)
+            self.owed_conversation[m.request_id] = count - 1
             return
         owed = self.owed_replies if m.command == "REPLY" else self.owed_status
         if m.request_id == b"" and self.owed_anonymous > 0:

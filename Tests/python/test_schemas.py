@@ -1,4 +1,4 @@
-"""The contract itself: the five JSON Schemas load into one referencing.Registry as Schemas/README.md says, every
+"""The contract itself: the JSON Schemas load into one referencing.Registry as Schemas/README.md says, every
 example marked `<!-- schema: ... -->` in PROTOCOL.md and every `examples` entry in the schemas validates (or fails,
 when marked invalid), and the intent definitions follow intent-definition.schema.json and the rules it cannot
 express (section 11.11)."""
@@ -23,9 +23,10 @@ def ref_of(name: str) -> str:
     return f"{doc}.schema.json" + (f"#{pointer}" if pointer else "")
 
 
-def test_registry_holds_all_five_schemas():
-    assert sorted(S.documents) == ["error.schema.json", "intent-definition.schema.json",
-                                   "interaction.schema.json", "progress.schema.json", "stats.schema.json"]
+def test_registry_holds_every_schema():
+    """The schemas of Schemas/README.md; a schema added later (a transcript's, say) joins them."""
+    assert {"conversation.schema.json", "error.schema.json", "intent-definition.schema.json",
+            "interaction.schema.json", "progress.schema.json", "stats.schema.json"} <= set(S.documents)
     for doc in S.documents.values():
         assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
         assert doc["$id"].startswith(cip.BASE)
@@ -161,6 +162,9 @@ OPEN_OBJECTS = [
     ("interaction.schema.json#/$defs/confirmResponse", {"code": "ready"}, "code"),
     ("interaction.schema.json#/$defs/handleResponse",
      {"code": "success", "userActivity": {"activityType": "Echo", "userInfo": {}}}, "userActivity"),
+    ("conversation.schema.json", {"id": "c-1", "intentType": "Echo", "turn": 1, "state": "running", "asking": [],
+                                  "asks": {}, "maxAsks": 3, "recording": False}, "maxAsks"),
+    ("conversation.schema.json#/$defs/askingEntry", {"parameter": "text", "kind": "needsValue", "asks": 1}, "asks"),
 ]
 
 
@@ -201,3 +205,68 @@ def test_stats_schema_refuses_what_section_5_14_rules_out():
         {**good, "workers": [{k: v for k, v in good["workers"][0].items() if k != "intents"}]},
     ):
         assert list(validator.iter_errors(broken)), broken
+
+
+@pytest.mark.parametrize("body,valid", [
+    ({"parameter": "recipient", "value": {"displayName": "John"}}, True),
+    ({"parameter": "recipient", "value": None}, True),
+    ({"parameter": "recipient", "option": 0}, True),
+    ({"parameter": "recipient", "option": 1.5}, False),
+    ({"parameter": "recipient", "option": -1}, False),
+    ({"parameter": "", "value": 1}, False),
+    ({"parameter": "recipient", "option": "0"}, False),
+    ({"parameter": "recipient", "confirm": True}, True),
+    ({"parameter": "recipient", "confirm": "yes"}, False),
+    ({"confirm": False}, True),
+    ({"parameter": "recipient"}, False),
+    ({"parameter": "recipient", "value": 1, "option": 0}, False),
+    ({"parameter": 5, "value": 1}, False),
+    ({"confirm": True, "extra": 1}, False),
+    ({"answers": [{"confirm": True}]}, True),
+    ({"answers": []}, False),
+    ({"answers": [{"parameter": "p", "value": i} for i in range(16)]}, True),
+    ({"answers": [{"parameter": "p", "value": i} for i in range(17)]}, False),
+    ({"answers": [{"confirm": True}], "turn": 2}, False),
+    ({}, False),
+])
+def test_answer_shapes(body, valid):
+    """4.11.2: an Answer body is one of four closed shapes, or 1 to 16 of them under "answers"; the rest is
+    bad-answer."""
+    errors = list(S.validator("conversation.schema.json#/$defs/answerBody").iter_errors(body))
+    assert (not errors) == valid, [e.message for e in errors]
+
+
+BASE_CONVERSATION = {"id": "c-1", "intentType": "SendMessage", "turn": 2, "asks": {"recipient": 1}, "maxAsks": 3,
+                     "recording": False}
+
+
+@pytest.mark.parametrize("extra,valid", [
+    ({"state": "asking", "asking": [{"parameter": "recipient", "kind": "needsValue", "asks": 1}],
+      "expiresInMs": 1000}, True),
+    ({"state": "asking", "asking": []}, False),
+    ({"state": "confirming", "asking": [], "expiresInMs": 0}, True),
+    ({"state": "confirming", "asking": [{"parameter": "recipient", "kind": "needsValue", "asks": 1}]}, False),
+    ({"state": "running", "asking": []}, True),
+    ({"state": "running", "asking": [], "expiresInMs": 5}, False),
+    ({"state": "ended", "asking": [], "ending": "completed"}, True),
+    ({"state": "ended", "asking": []}, False),
+    ({"state": "ended", "asking": [], "ending": "completed", "expiresInMs": 5}, False),
+    ({"state": "asking", "asking": [{"parameter": "r", "kind": "needsValue", "asks": 1}], "ending": "expired"}, False),
+    ({"state": "ended", "asking": [], "ending": "too-many-asks", "endingParameter": "recipient"}, True),
+    ({"state": "ended", "asking": [], "ending": "too-many-asks"}, False),
+    ({"state": "ended", "asking": [], "ending": "failed", "endingCode": "worker-lost"}, True),
+    ({"state": "ended", "asking": [], "ending": "failed"}, False),
+    ({"state": "ended", "asking": [], "ending": "completed", "endingCode": "worker-lost"}, False),
+    ({"state": "ended", "asking": [], "ending": "finished"}, False),
+    ({"state": "asking", "asking": [{"parameter": "r", "kind": "disambiguation", "asks": 1}]}, False),
+    ({"state": "asking", "asking": [{"parameter": "r", "kind": "confirmationRequired", "asks": 1}]}, True),
+    ({"state": "asking", "asking": [{"parameter": "r", "kind": "needsValue", "asks": 1, "options": ["a"]}]}, False),
+    ({"state": "asking", "asking": [{"parameter": "r", "kind": "success", "asks": 1}]}, False),
+    ({"state": "asking", "asking": [{"parameter": "r", "kind": "unsupported", "asks": 1,
+                                     "reason": "noContactFound"}]}, True),
+    ({"state": "waiting", "asking": []}, False),
+])
+def test_conversation_shapes(extra, valid):
+    """4.11.4: which keys go with which state, ending and kind."""
+    errors = list(S.validator("conversation.schema.json").iter_errors({**BASE_CONVERSATION, **extra}))
+    assert (not errors) == valid, [e.message for e in errors]
