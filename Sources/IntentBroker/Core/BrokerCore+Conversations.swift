@@ -288,7 +288,7 @@ extension BrokerCore {
             }
             conversation.endingCode = output?["code"]?.stringValue ?? "internal"
             finish(&conversation, .failed, now: now)
-            reply = decorated(bytes, conversation, now: now)
+            reply = decorated(bytes, parsed: output, conversation, now: now)
         } else {
             if case .object(let intent)? = output?["intent"] { conversation.intent = .object(intent) }
             conversation.idleSince = now
@@ -334,7 +334,7 @@ extension BrokerCore {
                     return commitTurn(conversation, request, status: status, reply: reply, now: now)
                 }
             }
-            reply = decorated(bytes, conversation, now: now)
+            reply = decorated(bytes, parsed: output, conversation, now: now)
         }
         conversation.lastReply = .init(isError: status == .error, phase: request.phase, body: reply)
         return commitTurn(conversation, request, status: status, reply: reply, now: now)
@@ -388,7 +388,12 @@ extension BrokerCore {
 
     /// `body` with the key `"conversation"` (the Conversation object without the intent) added, when it is an object.
     private func decorated(_ body: [UInt8], _ conversation: Conversation, now: UInt64) -> [UInt8] {
-        guard case .object(var object)? = try? JSONValue.parse(body) else { return body }
+        decorated(body, parsed: (try? JSONValue.parse(body))?.objectValue, conversation, now: now)
+    }
+
+    /// ``decorated(_:_:now:)`` of a body parsed already (`parsed`, nil when it is not an object).
+    private func decorated(_ body: [UInt8], parsed: JSONObject?, _ conversation: Conversation, now: UInt64) -> [UInt8] {
+        guard var object = parsed else { return body }
         object["conversation"] = conversation.json(includingIntent: false, ttl: conversations.ttl, now: now)
         return JSONValue.object(object).serialized()
     }

@@ -78,7 +78,11 @@ struct Conversation {
     var stateBeforeTurn = State.asking
     /// The intent as the last output left it (resolved values written back); for a first turn in flight, the one
     /// sent.
-    var intent: JSONValue
+    var intent: JSONValue {
+        didSet { intentSize = intent.serialized().count }
+    }
+    /// The size of ``intent`` serialized (what keeping it costs).
+    private(set) var intentSize = 0
     /// What the conversation asks, from the last resolve output that stopped.
     var asking: [Asked] = []
     /// The output of the last confirm that answered `ready` (handle runs on it), while ``state`` is `confirming`.
@@ -112,6 +116,7 @@ struct Conversation {
         self.maxAsks = maxAsks
         self.recording = recording
         self.intent = intent
+        self.intentSize = intent.serialized().count
         self.idleSince = now
         self.startedAt = now
     }
@@ -135,7 +140,7 @@ struct Conversation {
 
     /// What keeping it costs, roughly, in bytes (its bodies; the memory bound counts this).
     var cost: Int {
-        256 + key.id.count + key.scope.count + intent.serialized().count + (confirmOutput?.count ?? 0)
+        256 + key.id.count + key.scope.count + intentSize + (confirmOutput?.count ?? 0)
             + (lastReply?.body.count ?? 0) + asking.reduce(0) { $0 + 64 + $1.options.count * 64 }
     }
 
