@@ -73,7 +73,17 @@ let package = Package(
             name: "IntentKit", dependencies: ["ConciergeJSON", "IntentVocabulary", "IntentWire"],
             swiftSettings: swiftSettings
         ),
-        .target(name: "IntentTesting", dependencies: ["IntentKit", "ConciergeJSON"], swiftSettings: swiftSettings),
+        .target(
+            name: "IntentTesting", dependencies: ["IntentKit", "ConciergeJSON", "IntentTranscript"],
+            swiftSettings: swiftSettings
+        ),
+        // Transcripts: the format, reader, writer, comparison and coverage; the broker links it, so ConciergeJSON only.
+        .target(name: "IntentTranscript", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),
+        // Replaying transcripts against a worker process or a live broker: the targets that need sockets.
+        .target(
+            name: "IntentTranscriptReplay", dependencies: ["IntentTranscript", "IntentWire", "ZeroMQ", "ConciergeJSON"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "IntentBroker",
             dependencies: [
