@@ -38,6 +38,11 @@ extension BrokerLoop {
             core.cancel(
                 client: client, requestID: id, identity: clientIdentity(message),
                 version: Self.answerVersion(message), now: MonotonicTime.now())
+        case .turn, .readConversation, .endConversation:
+            core.clientMessageRejected(
+                client: client,
+                ClientMessageError(code: .unknownCommand, message: "conversations are not served yet", check: 3),
+                version: 3, now: MonotonicTime.now())
         }
     }
 

@@ -76,4 +76,20 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     /// not accept (`Docs/JOURNAL.md`). Nothing was accepted; the broker recovers by itself when the database
     /// returns, so the request may be sent again later.
     public static let unavailable = WireErrorCode("unavailable")
+
+    /// No conversation with this id belongs to this client (never started, forgotten, or another client's: the same
+    /// answer, so that nothing leaks).
+    public static let unknownConversation = WireErrorCode("unknown-conversation")
+    /// The conversation ended; the error body carries its `"conversation"` object with the ending.
+    public static let conversationEnded = WireErrorCode("conversation-ended")
+    /// A TURN's number is neither the conversation's next turn nor its last one (which is attached or replayed).
+    public static let turnMismatch = WireErrorCode("turn-mismatch")
+    /// An answer names a parameter the conversation does not ask about now, or confirms when nothing waits for it.
+    public static let notAsked = WireErrorCode("not-asked")
+    /// An answer chose an option that the parameter's disambiguation does not have.
+    public static let badOption = WireErrorCode("bad-option")
+    /// A TURN's body is not a valid answer (or, for turn 1, has no intent type).
+    public static let badAnswer = WireErrorCode("bad-answer")
+    /// A parameter would have been asked more often than the conversation's bound: the conversation ended.
+    public static let tooManyAsks = WireErrorCode("too-many-asks")
 }

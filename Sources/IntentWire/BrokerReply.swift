@@ -13,6 +13,9 @@ public struct BrokerReply {
         case status
         /// PONG: the answer to a PING (F2 and later are empty).
         case pong
+        /// CONVERSATION (version 03): the answer to CONVERSATION or END; F2 is the conversation id, the body a
+        /// Conversation object (or an error body).
+        case conversation
 
         /// The command word of a REPLY or STATUS answer (`PONG` for a PONG).
         @inlinable
@@ -21,6 +24,7 @@ public struct BrokerReply {
             case .reply: CIP.Broker.reply
             case .status: CIP.Broker.status
             case .pong: CIP.Broker.pong
+            case .conversation: CIP.Broker.conversation
             }
         }
     }
@@ -60,7 +64,7 @@ public struct BrokerReply {
 
     /// F1.
     public let kind: Kind
-    /// F0: the client protocol version (1: `CIPC01`, 2: `CIPC02`).
+    /// F0: the client protocol version (1: `CIPC01`, 2: `CIPC02`, 3: `CIPC03`).
     public let version: UInt8
     /// F2: the request id as the client sent it (empty for a PONG, or an error about a message without a usable id).
     public let requestID: UnsafeRawBufferPointer
@@ -70,7 +74,7 @@ public struct BrokerReply {
     public let phase: UnsafeRawBufferPointer
     /// F5: the body.
     public let body: UnsafeRawBufferPointer
-    /// Version 2, F6: the answer is a stored final reply sent again for an idempotency key (`replay`).
+    /// Version 2 and later, F6: the answer is a stored final reply sent again for an idempotency key (`replay`).
     public let isReplay: Bool
 
     /// A reply with these fields (the decoder makes them).

@@ -13,7 +13,7 @@ public struct BrokerReplyDecoder: Sendable {
     public func decode(_ frames: WireFrames) throws(BrokerReplyError) -> BrokerReply {
         let count = frames.count
         guard count >= 2, let version = ClientMessageDecoder.version(ofSignature: frames[0]) else {
-            throw BrokerReplyError(code: .signature, message: "not a CIPC01 or CIPC02 message")
+            throw BrokerReplyError(code: .signature, message: "not a CIPC01, CIPC02 or CIPC03 message")
         }
         let command = frames[1]
         let kind: BrokerReply.Kind
@@ -21,6 +21,8 @@ public struct BrokerReplyDecoder: Sendable {
             kind = .reply
         } else if CIP.Broker.status.matches(command) {
             kind = .status
+        } else if version >= 3, CIP.Broker.conversation.matches(command) {
+            kind = .conversation
         } else if CIP.Broker.pong.matches(command) {
             guard count == 2 else {
                 throw BrokerReplyError(code: .frameCount, message: "a PONG has 2 frames, not \(count)")
@@ -33,18 +35,18 @@ public struct BrokerReplyDecoder: Sendable {
             throw BrokerReplyError(code: .command, message: "unknown command \"\(WireText.display(command))\"")
         }
         // Version 01: 6 frames; version 02 adds F6, the flags.
-        guard count == (version == 2 ? 7 : 6), frames.dropped == 0 else {
+        let expected = version >= 2 ? 7 : 6
+        guard count == expected, frames.dropped == 0 else {
             throw BrokerReplyError(
                 code: .frameCount,
-                message: "a \(kind == .reply ? "REPLY" : "STATUS answer") of version \(version) has "
-                    + "\(version == 2 ? 7 : 6) frames, not \(count)")
+                message: "a \(kind.name) answer of version \(version) has \(expected) frames, not \(count)")
         }
         guard let status = BrokerReply.Status(frame: frames[3]) else {
             throw BrokerReplyError(code: .status, message: "unknown status \"\(WireText.display(frames[3]))\"")
         }
         return BrokerReply(
             kind: kind, version: version, requestID: frames[2], status: status, phase: frames[4], body: frames[5],
-            isReplay: version == 2 && CIP.Flags.replay.matches(frames[6]))
+            isReplay: version >= 2 && CIP.Flags.replay.matches(frames[6]))
     }
 
     /// Decodes a message given as byte arrays and hands the reply to `body` (tests, cold paths): the reply's views

@@ -4,8 +4,9 @@
 /// Each function returns false when the sink refused the routing-id frame (the client is gone or its queue is
 /// full: nothing was sent).
 public enum BrokerReplyEncoder {
-    /// A REPLY or STATUS answer: `[client, CIPC0v, REPLY|STATUS, id, status, phase, body]`, and in version 2 F6, the
-    /// flags (`replay` or empty).
+    /// A REPLY, STATUS or CONVERSATION answer: `[client, CIPC0v, REPLY|STATUS|CONVERSATION, id, status, phase,
+    /// body]`, and from version 2 F6, the flags (`replay` or empty). A CONVERSATION answer's id is the conversation id
+    /// and its phase is empty.
     @inlinable @discardableResult
     public static func reply<Sink: WireSink>(
         into sink: inout Sink, to client: some WireBytes, version: UInt8 = 1, kind: BrokerReply.Kind,
@@ -13,9 +14,9 @@ public enum BrokerReplyEncoder {
         isReplay: Bool = false
     ) throws(Sink.Failure) -> Bool {
         guard try client.append(to: &sink, more: true) else { return false }
-        let v2 = version == 2
+        let v2 = version >= 2
         try sink.append(CIP.clientSignature(version: version), more: true)
-        try sink.append(kind == .status ? CIP.Broker.status : CIP.Broker.reply, more: true)
+        try sink.append(kind.name, more: true)
         _ = try requestID.append(to: &sink, more: true)
         try sink.append(status.name, more: true)
         _ = try phase.append(to: &sink, more: true)

@@ -9,10 +9,18 @@ public enum CIP {
     /// twice: a REQUEST may carry an idempotency key (F7), and REPLY and STATUS answers carry flags (F6).
     public static let clientSignatureV2: StaticString = "CIPC02"
 
-    /// The client signature of a version (1 or 2).
+    /// First frame of a client message of version 03 (section 4.11): version 02, and conversations: TURN,
+    /// CONVERSATION and END.
+    public static let clientSignatureV3: StaticString = "CIPC03"
+
+    /// The client signature of a version (1 to 3).
     @inlinable
     public static func clientSignature(version: UInt8) -> StaticString {
-        version == 2 ? clientSignatureV2 : clientSignature
+        switch version {
+        case 3: clientSignatureV3
+        case 2: clientSignatureV2
+        default: clientSignature
+        }
     }
 
     /// Flags of a version-02 REPLY or STATUS answer (F6).
@@ -52,6 +60,12 @@ public enum CIP {
         public static let ping: StaticString = "PING"
         /// Version 02: stop a request in flight (section 4.10.2).
         public static let cancel: StaticString = "CANCEL"
+        /// Version 03: one turn of a conversation (section 4.11).
+        public static let turn: StaticString = "TURN"
+        /// Version 03: read a conversation.
+        public static let conversation: StaticString = "CONVERSATION"
+        /// Version 03: end a conversation.
+        public static let end: StaticString = "END"
     }
 
     /// Broker -> client commands.
@@ -59,6 +73,8 @@ public enum CIP {
         public static let reply: StaticString = "REPLY"
         public static let status: StaticString = "STATUS"
         public static let pong: StaticString = "PONG"
+        /// Version 03: the answer to CONVERSATION and END.
+        public static let conversation: StaticString = "CONVERSATION"
     }
 
     /// Worker <-> broker commands.
@@ -109,12 +125,26 @@ public enum CIP {
         public static let cancel = 3
         /// A STATS query (version 02): F0 and F1 only; its answer adds F2, the body.
         public static let stats = 2
+        /// A version-03 TURN: request id, conversation id, turn, deadline, body, flags.
+        public static let turn = 8
+        /// A version-03 CONVERSATION or END: the conversation id.
+        public static let conversation = 3
+    }
+
+    /// Words of a TURN's flags frame (F7), separated by one space.
+    public enum TurnFlags {
+        /// Record a transcript of the conversation.
+        public static let record: StaticString = "record"
+        /// Stop at a confirm that answers `ready` and wait for the caller's confirmation before handle.
+        public static let confirm: StaticString = "confirm"
     }
 
     /// Largest request id and intent type, in bytes.
     public static let maxRequestIDLength = 255
     /// Largest idempotency key, in bytes.
     public static let maxIdempotencyKeyLength = 255
+    /// Largest conversation id, in bytes (each printable ASCII, 0x21-0x7E).
+    public static let maxConversationIDLength = 255
     public static let maxIntentTypeLength = 255
     /// Largest worker name, in bytes.
     public static let maxWorkerNameLength = 255

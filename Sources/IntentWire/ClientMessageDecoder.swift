@@ -32,7 +32,7 @@ public struct ClientMessageDecoder: Sendable {
         // Check 2: the signature.
         guard let version = Self.version(ofSignature: frames[0]) else {
             throw ClientMessageError(
-                code: .unsupportedVersion, message: "this broker speaks CIPC01 and CIPC02", check: 2)
+                code: .unsupportedVersion, message: "this broker speaks CIPC01, CIPC02 and CIPC03", check: 2)
         }
         // Check 3: the command.
         let command = frames[1]
@@ -51,7 +51,7 @@ public struct ClientMessageDecoder: Sendable {
         if CIP.Client.ping.matches(command) {
             return .ping
         }
-        if version == 2, CIP.Client.cancel.matches(command) {
+        if version >= 2, CIP.Client.cancel.matches(command) {
             guard count == CIP.Frames.cancel, isRequestID(frames[2]) else {
                 throw ClientMessageError(
                     code: .malformed, message: "CANCEL takes exactly [CIPC02, CANCEL, request id (1 to 255 bytes)]",
@@ -59,6 +59,25 @@ public struct ClientMessageDecoder: Sendable {
                 )
             }
             return .cancel(requestID: Array(frames[2]))
+        }
+        if version >= 3 {
+            if CIP.Client.turn.matches(command) {
+                return .turn(try decodeTurn(frames))
+            }
+            let read = CIP.Client.conversation.matches(command)
+            if read || CIP.Client.end.matches(command) {
+                guard count == CIP.Frames.conversation, ClientTurn.isConversationID(frames[2]) else {
+                    throw ClientMessageError(
+                        code: .malformed,
+                        message:
+                            "\(read ? "CONVERSATION" : "END") takes exactly [CIPC03, \(read ? "CONVERSATION" : "END"), "
+                            + "conversation id (1 to 255 bytes of printable ASCII)]",
+                        answer: .conversation, requestID: echo(frames), check: 4
+                    )
+                }
+                let id = Array(frames[2])
+                return read ? .readConversation(conversationID: id) : .endConversation(conversationID: id)
+            }
         }
         throw ClientMessageError(
             code: .unknownCommand, message: "unknown command \"\(WireText.display(command))\"",
@@ -73,28 +92,29 @@ public struct ClientMessageDecoder: Sendable {
         }.get()
     }
 
-    /// The client protocol version a signature frame names (1 or 2), or nil for one this broker does not speak.
+    /// The client protocol version a signature frame names (1 to 3), or nil for one this broker does not speak.
     public static func version(ofSignature frame: UnsafeRawBufferPointer) -> UInt8? {
         if CIP.clientSignature.matches(frame) { return 1 }
         if CIP.clientSignatureV2.matches(frame) { return 2 }
+        if CIP.clientSignatureV3.matches(frame) { return 3 }
         return nil
     }
 
     /// Checks 4-10: a REQUEST.
     private func decodeRequest(_ frames: WireFrames, version: UInt8) throws(ClientMessageError) -> ClientRequest {
-        // Check 4: exactly 7 frames (8 in version 02: the idempotency key, at most 255 bytes).
-        guard frames.count == (version == 2 ? CIP.Frames.requestV2 : CIP.Frames.request) else {
+        // Check 4: exactly 7 frames (8 from version 02: the idempotency key, at most 255 bytes).
+        guard frames.count == (version >= 2 ? CIP.Frames.requestV2 : CIP.Frames.request) else {
             throw ClientMessageError(
                 code: .malformed,
-                message: version == 2
-                    ? "REQUEST takes 8 frames: CIPC02, REQUEST, request id, intent type, phase, deadline, body, "
+                message: version >= 2
+                    ? "REQUEST takes 8 frames: CIPC0\(version), REQUEST, request id, intent type, phase, deadline, body, "
                         + "idempotency key"
                     : "REQUEST takes 7 frames: CIPC01, REQUEST, request id, intent type, phase, deadline, body",
                 requestID: echo(frames), check: 4
             )
         }
         var idempotencyKey: [UInt8]?
-        if version == 2 {
+        if version >= 2 {
             let key = frames[CIP.Frames.request]
             guard key.count <= CIP.maxIdempotencyKeyLength else {
                 throw ClientMessageError(
@@ -162,6 +182,66 @@ public struct ClientMessageDecoder: Sendable {
             requestID: requestID, intentType: Array(intentType), phase: phase, deadlineMilliseconds: deadline,
             bodySize: bodySize, idempotencyKey: idempotencyKey, version: version
         )
+    }
+
+    /// A TURN (version 03, section 4.11): the frame checks of a REQUEST, in the same order, for its frames.
+    private func decodeTurn(_ frames: WireFrames) throws(ClientMessageError) -> ClientTurn {
+        guard frames.count == CIP.Frames.turn else {
+            throw ClientMessageError(
+                code: .malformed,
+                message: "TURN takes 8 frames: CIPC03, TURN, request id, conversation id, turn, deadline, body, flags",
+                requestID: echo(frames), check: 4
+            )
+        }
+        guard isRequestID(frames[2]) else {
+            throw ClientMessageError(code: .badRequestID, message: "request id must be 1 to 255 bytes", check: 5)
+        }
+        let requestID = Array(frames[2])
+        guard ClientTurn.isConversationID(frames[3]) else {
+            throw ClientMessageError(
+                code: .malformed, message: "conversation id must be 1 to 255 bytes of printable ASCII",
+                requestID: requestID, check: 7
+            )
+        }
+        guard let turn = WireBody.parseDecimal(frames[4]), turn >= 1 else {
+            throw ClientMessageError(
+                code: .malformed, message: "turn must be a decimal number from 1", requestID: requestID, check: 6)
+        }
+        var deadline: Int?
+        if !frames[5].isEmpty {
+            let maximum = limits.maxDeadlineMilliseconds
+            guard let milliseconds = WireBody.parseDecimal(frames[5]),
+                milliseconds >= CIP.deadlineBounds.lowerBound, milliseconds <= maximum
+            else {
+                throw ClientMessageError(
+                    code: .badDeadline,
+                    message: "deadline must be a decimal number of milliseconds from "
+                        + "\(CIP.deadlineBounds.lowerBound) to \(maximum)",
+                    requestID: requestID, check: 8
+                )
+            }
+            deadline = milliseconds
+        }
+        let bodySize = frames[ClientTurn.bodyIndex].count
+        guard bodySize > 0 else {
+            throw ClientMessageError(
+                code: .malformed, message: "the body frame is empty", requestID: requestID, check: 9)
+        }
+        guard bodySize <= limits.maxBodySize else {
+            throw ClientMessageError(
+                code: .tooLarge, message: "body of \(bodySize) bytes exceeds the maximum of \(limits.maxBodySize)",
+                requestID: requestID, check: 10
+            )
+        }
+        guard let flags = ClientTurn.Flags(frame: frames[7]) else {
+            throw ClientMessageError(
+                code: .malformed, message: "flags must be empty or words among record and confirm, one space apart",
+                requestID: requestID, check: 4
+            )
+        }
+        return ClientTurn(
+            requestID: requestID, conversationID: Array(frames[3]), turn: turn, deadlineMilliseconds: deadline,
+            bodySize: bodySize, flags: flags)
     }
 
     /// Whether a frame is a usable request id: 1 to 255 bytes.

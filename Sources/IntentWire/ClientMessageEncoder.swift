@@ -2,7 +2,8 @@
 /// the frames ``ClientMessageDecoder`` reads, F0 first (a DEALER adds no routing-id frame).
 ///
 /// Each function writes one whole message into `sink` and returns false when the sink refused its first frame
-/// (nothing was sent). Version 1 is `CIPC01`, version 2 `CIPC02` (a keyed REQUEST, CANCEL).
+/// (nothing was sent). Version 1 is `CIPC01`, version 2 `CIPC02` (a keyed REQUEST, CANCEL), version 3 `CIPC03`
+/// (conversations: TURN, CONVERSATION, END).
 public enum ClientMessageEncoder {
     /// REQUEST: `[CIPC0v, REQUEST, id, type, phase, deadline, body]`, and in version 2 F7, the idempotency key
     /// (empty for none). A nil `deadlineMilliseconds` leaves F5 empty (the broker's default).
@@ -11,7 +12,7 @@ public enum ClientMessageEncoder {
         into sink: inout Sink, version: UInt8 = 1, requestID: some WireBytes, intentType: some WireBytes,
         phase: RequestPhase, deadlineMilliseconds: Int?, body: WirePayload<Sink.Body>, idempotencyKey: [UInt8]? = nil
     ) throws(Sink.Failure) -> Bool {
-        let v2 = version == 2
+        let v2 = version >= 2
         guard try sink.append(CIP.clientSignature(version: version), more: true) else { return false }
         try sink.append(CIP.Client.request, more: true)
         _ = try requestID.append(to: &sink, more: true)
@@ -57,14 +58,68 @@ public enum ClientMessageEncoder {
         return true
     }
 
-    /// CANCEL: `[CIPC02, CANCEL, id]` (section 4.10.2; version 2 only).
+    /// CANCEL: `[CIPC0v, CANCEL, id]` (section 4.10.2; version 2 or later).
     @inlinable @discardableResult
     public static func cancel<Sink: WireSink>(
-        into sink: inout Sink, requestID: some WireBytes
+        into sink: inout Sink, version: UInt8 = 2, requestID: some WireBytes
     ) throws(Sink.Failure) -> Bool {
-        guard try sink.append(CIP.clientSignatureV2, more: true) else { return false }
+        guard try sink.append(CIP.clientSignature(version: max(2, version)), more: true) else { return false }
         try sink.append(CIP.Client.cancel, more: true)
         _ = try requestID.append(to: &sink, more: false)
+        return true
+    }
+
+    /// TURN: `[CIPC03, TURN, request id, conversation id, turn, deadline, body, flags]` (section 4.11). A nil
+    /// `deadlineMilliseconds` leaves F5 empty (the broker's default).
+    @inlinable @discardableResult
+    public static func turn<Sink: WireSink>(
+        into sink: inout Sink, requestID: some WireBytes, conversationID: some WireBytes, turn: Int,
+        deadlineMilliseconds: Int?, body: WirePayload<Sink.Body>, flags: ClientTurn.Flags = []
+    ) throws(Sink.Failure) -> Bool {
+        guard try sink.append(CIP.clientSignatureV3, more: true) else { return false }
+        try sink.append(CIP.Client.turn, more: true)
+        _ = try requestID.append(to: &sink, more: true)
+        _ = try conversationID.append(to: &sink, more: true)
+        try sink.append(decimal: UInt64(max(0, turn)), more: true)
+        if let deadlineMilliseconds {
+            try sink.append(decimal: UInt64(max(0, deadlineMilliseconds)), more: true)
+        } else {
+            _ = try sink.append(UnsafeRawBufferPointer(start: nil, count: 0), more: true)
+        }
+        try sink.append(body, more: true)
+        try sink.append(flags.frame, more: false)
+        return true
+    }
+
+    /// A decoded TURN written out again, with its body (tests and fuzz targets).
+    @inlinable @discardableResult
+    public static func turn<Sink: WireSink>(
+        into sink: inout Sink, _ turn: ClientTurn, body: WirePayload<Sink.Body>
+    ) throws(Sink.Failure) -> Bool {
+        try self.turn(
+            into: &sink, requestID: turn.requestID, conversationID: turn.conversationID, turn: turn.turn,
+            deadlineMilliseconds: turn.deadlineMilliseconds, body: body, flags: turn.flags)
+    }
+
+    /// CONVERSATION: `[CIPC03, CONVERSATION, conversation id]`: read a conversation (section 4.11).
+    @inlinable @discardableResult
+    public static func conversation<Sink: WireSink>(
+        into sink: inout Sink, conversationID: some WireBytes
+    ) throws(Sink.Failure) -> Bool {
+        guard try sink.append(CIP.clientSignatureV3, more: true) else { return false }
+        try sink.append(CIP.Client.conversation, more: true)
+        _ = try conversationID.append(to: &sink, more: false)
+        return true
+    }
+
+    /// END: `[CIPC03, END, conversation id]`: end a conversation (section 4.11).
+    @inlinable @discardableResult
+    public static func end<Sink: WireSink>(
+        into sink: inout Sink, conversationID: some WireBytes
+    ) throws(Sink.Failure) -> Bool {
+        guard try sink.append(CIP.clientSignatureV3, more: true) else { return false }
+        try sink.append(CIP.Client.end, more: true)
+        _ = try conversationID.append(to: &sink, more: false)
         return true
     }
 
@@ -77,7 +132,10 @@ public enum ClientMessageEncoder {
         case .request(let request): try self.request(into: &sink, request, body: body)
         case .status(let id): try status(into: &sink, version: version, requestID: id)
         case .ping: try ping(into: &sink, version: version)
-        case .cancel(let id): try cancel(into: &sink, requestID: id)
+        case .cancel(let id): try cancel(into: &sink, version: version, requestID: id)
+        case .turn(let turn): try self.turn(into: &sink, turn, body: body)
+        case .readConversation(let id): try conversation(into: &sink, conversationID: id)
+        case .endConversation(let id): try end(into: &sink, conversationID: id)
         }
     }
 }

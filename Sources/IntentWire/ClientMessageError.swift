@@ -10,12 +10,15 @@ public struct ClientMessageError: Error, Sendable, Hashable, CustomStringConvert
         case reply
         /// A STATUS (a malformed STATUS).
         case status
+        /// A CONVERSATION answer (a malformed CONVERSATION or END; F2 is then the conversation id).
+        case conversation
 
         /// The answer's F1.
         public var command: StaticString {
             switch self {
             case .reply: CIP.Broker.reply
             case .status: CIP.Broker.status
+            case .conversation: CIP.Broker.conversation
             }
         }
     }

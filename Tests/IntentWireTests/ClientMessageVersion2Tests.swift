@@ -47,9 +47,9 @@ import Testing
     @Test func statusAndPingDecodeInBothVersions() throws {
         #expect(try decoder.decode(frames("CIPC02", "PING")) == .ping)
         #expect(try decoder.decode(frames("CIPC02", "STATUS", "r")) == .status(requestID: bytes("r")))
-        for (signature, version) in [("CIPC01", UInt8(1)), ("CIPC02", 2)] {
+        for (signature, version) in [("CIPC01", UInt8(1)), ("CIPC02", 2), ("CIPC03", 3)] {
             #expect(bytes(signature).withUnsafeBytes { ClientMessageDecoder.version(ofSignature: $0) } == version)
         }
-        #expect(bytes("CIPC03").withUnsafeBytes { ClientMessageDecoder.version(ofSignature: $0) } == nil)
+        #expect(bytes("CIPC04").withUnsafeBytes { ClientMessageDecoder.version(ofSignature: $0) } == nil)
     }
 }

@@ -71,14 +71,82 @@ import Testing
             ),
             (.status(requestID: bytes("r-1")), 1), (.status(requestID: bytes("r-1")), 2), (.ping, 1), (.ping, 2),
             (.cancel(requestID: bytes("r-9")), 2),
+            (
+                .request(
+                    ClientRequest(
+                        requestID: bytes("r-4"), intentType: bytes("Echo"), phase: .handle, deadlineMilliseconds: 20,
+                        bodySize: Self.body.count, idempotencyKey: bytes("k"), version: 3)), 3
+            ),
+            (.status(requestID: bytes("r-1")), 3), (.ping, 3), (.cancel(requestID: bytes("r-9")), 3),
+            (
+                .turn(
+                    ClientTurn(
+                        requestID: bytes("t-1"), conversationID: bytes("c-1"), turn: 1, deadlineMilliseconds: nil,
+                        bodySize: Self.body.count, flags: [.record, .confirm])), 3
+            ),
+            (
+                .turn(
+                    ClientTurn(
+                        requestID: bytes("t-2"), conversationID: bytes("c-1"), turn: 2, deadlineMilliseconds: 5000,
+                        bodySize: Self.body.count)), 3
+            ),
+            (.readConversation(conversationID: bytes("c-1")), 3), (.endConversation(conversationID: bytes("c-1")), 3),
         ]
         for (command, version) in commands {
             var list = WireFrameList()
             #expect(ClientMessageEncoder.command(into: &list, command, version: version, body: .bytes(Self.body)))
             #expect(list.messageEnds == [list.frames.count])
             #expect(try ClientMessageDecoder().decode(list.frames) == command)
-            #expect(list.frames[0] == bytes(version == 2 ? "CIPC02" : "CIPC01"))
+            #expect(list.frames[0] == bytes("CIPC0\(version)"))
         }
+    }
+
+    @Test func conversationMessagesHaveTheFramesOfSection4_11() {
+        var list = WireFrameList()
+        ClientMessageEncoder.turn(
+            into: &list, requestID: "t-1", conversationID: "c-1", turn: 1, deadlineMilliseconds: 1500,
+            body: .bytes(Self.body), flags: [.record, .confirm])
+        ClientMessageEncoder.turn(
+            into: &list, requestID: "t-2", conversationID: "c-1", turn: 2, deadlineMilliseconds: nil,
+            body: .bytes(bytes(#"{"parameter":"recipient","option":0}"#)))
+        ClientMessageEncoder.conversation(into: &list, conversationID: "c-1")
+        ClientMessageEncoder.end(into: &list, conversationID: "c-1")
+        #expect(
+            list.messages == [
+                frames("CIPC03", "TURN", "t-1", "c-1", "1", "1500", #"{"intent":{"type":"Echo"}}"#, "record confirm"),
+                frames("CIPC03", "TURN", "t-2", "c-1", "2", "", #"{"parameter":"recipient","option":0}"#, ""),
+                frames("CIPC03", "CONVERSATION", "c-1"), frames("CIPC03", "END", "c-1"),
+            ])
+        var answer = WireFrameList()
+        BrokerReplyEncoder.reply(
+            into: &answer, to: bytes("client"), version: 3, kind: .conversation, requestID: "c-1", status: .final,
+            phase: "", body: .bytes(bytes("{}")))
+        #expect(answer.frames == frames("client", "CIPC03", "CONVERSATION", "c-1", "final", "", "{}", ""))
+    }
+
+    @Test func theDecoderRefusesMalformedConversationMessages() {
+        func code(_ frames: [[UInt8]]) -> WireErrorCode? {
+            do {
+                _ = try ClientMessageDecoder().decode(frames)
+                return nil
+            } catch { return error.code }
+        }
+        let body = #"{"confirm":true}"#
+        #expect(code(frames("CIPC03", "TURN", "t", "c", "1", "", body)) == .malformed)  // 7 frames
+        #expect(code(frames("CIPC03", "TURN", "t", "c", "0", "", body, "")) == .malformed)  // turn 0
+        #expect(code(frames("CIPC03", "TURN", "t", "c", "x", "", body, "")) == .malformed)
+        #expect(code(frames("CIPC03", "TURN", "t", "c c", "1", "", body, "")) == .malformed)  // a space in the id
+        #expect(code(frames("CIPC03", "TURN", "t", "", "1", "", body, "")) == .malformed)
+        #expect(code(frames("CIPC03", "TURN", "t", "c", "1", "5", body, "")) == .badDeadline)
+        #expect(code(frames("CIPC03", "TURN", "t", "c", "1", "", "", "")) == .malformed)
+        #expect(code(frames("CIPC03", "TURN", "t", "c", "1", "", body, "loud")) == .malformed)
+        #expect(code(frames("CIPC03", "TURN", "t", "c", "1", "", body, "record  confirm")) == .malformed)
+        #expect(code(frames("CIPC03", "TURN", "", "c", "1", "", body, "")) == .badRequestID)
+        #expect(code(frames("CIPC02", "TURN", "t", "c", "1", "", body, "")) == .unknownCommand)  // version 03 only
+        #expect(code(frames("CIPC03", "CONVERSATION")) == .malformed)
+        #expect(code(frames("CIPC03", "END", "c", "extra")) == .malformed)
+        #expect(code(frames("CIPC02", "END", "c")) == .unknownCommand)
+        #expect(code(frames("CIPC04", "PING")) == .unsupportedVersion)
     }
 
     // MARK: Broker to client
@@ -108,10 +176,10 @@ import Testing
     }
 
     @Test func everyReplyDecodesToWhatWasEncoded() throws {
-        for version: UInt8 in [1, 2] {
-            for kind in [BrokerReply.Kind.reply, .status] {
+        for version: UInt8 in [1, 2, 3] {
+            for kind in version == 3 ? [BrokerReply.Kind.reply, .status, .conversation] : [.reply, .status] {
                 for status in BrokerReply.Status.allCases {
-                    for replay in version == 2 ? [false, true] : [false] {
+                    for replay in version >= 2 ? [false, true] : [false] {
                         var list = WireFrameList()
                         BrokerReplyEncoder.reply(
                             into: &list, to: bytes("c"), version: version, kind: kind, requestID: "id-1",
@@ -142,7 +210,7 @@ import Testing
                 return error.code
             }
         }
-        #expect(code(frames("CIPC03", "PONG")) == .signature)
+        #expect(code(frames("CIPC04", "PONG")) == .signature)
         #expect(code(frames("CIPC01")) == .signature)
         #expect(code(frames("CIPC01", "PING")) == .command)
         #expect(code(frames("CIPC01", "PONG", "x")) == .frameCount)

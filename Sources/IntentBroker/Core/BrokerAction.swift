@@ -40,9 +40,10 @@ struct JobDispatch<Body> {
     var attempt = 1
 }
 
-/// A REPLY or STATUS answer: `[client, CIPC01, command, id, status, phase, body]`.
+/// A REPLY, STATUS or CONVERSATION answer: `[client, CIPC01, command, id, status, phase, body]` (a CONVERSATION
+/// answer's id is the conversation id).
 struct ClientReply<Body> {
-    enum Command { case reply, status }
+    enum Command { case reply, status, conversation }
     /// `final`, `progress` or `error` (F4), as IntentWire's codec names them.
     typealias Status = BrokerReply.Status
     let client: [UInt8]
@@ -67,6 +68,7 @@ extension ClientReply.Command {
         switch self {
         case .reply: .reply
         case .status: .status
+        case .conversation: .conversation
         }
     }
 }

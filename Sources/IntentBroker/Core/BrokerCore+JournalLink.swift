@@ -208,6 +208,11 @@ extension BrokerCore {
             reject(client: client, requestID: id, phase: "", version: version, .unavailable, message, command: .status)
         case .ping:
             ping(client: client, version: version)
+        case .turn(let turn):
+            reject(client: client, requestID: turn.requestID, phase: "", version: 3, .unavailable, message)
+        case .readConversation(let id), .endConversation(let id):
+            reject(
+                client: client, requestID: id, phase: "", version: 3, .unavailable, message, command: .conversation)
         }
     }
 

@@ -14,7 +14,7 @@ extension BrokerCore {
         reject(
             client: client, requestID: error.requestID, phase: error.phaseFrame, version: version, error.code,
             error.message,
-            command: error.answer == .status ? .status : .reply)
+            command: error.answer == .status ? .status : error.answer == .conversation ? .conversation : .reply)
     }
 
     /// PING: answer PONG.
