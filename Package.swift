@@ -184,7 +184,7 @@ let package = Package(
             dependencies: [
                 "IntentBroker", "IntentWorker", "IntentPool", "IntentClient", "IntentLoad", "ConciergeExamples",
                 "ConciergeJSON", "IntentWire", "ZeroMQ", "ConciergeCommandLine", "IntentJournal", "ConciergeHTTP",
-                "ConciergeTop", "IntentKit",
+                "ConciergeTop", "IntentKit", "IntentTranscript", "IntentTranscriptReplay", "IntentTesting",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -276,6 +276,15 @@ let package = Package(
         .testTarget(
             name: "IntentTestingTests",
             dependencies: ["IntentTesting", "IntentKit", "ConciergeExamples", "ConciergeJSON"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IntentTranscriptTests",
+            dependencies: [
+                "IntentTranscript", "IntentTranscriptReplay", "IntentTesting", "IntentKit", "ConciergeExamples",
+                "ConciergeJSON", "ConciergeTestKit", "concierge", "concierge-worker",
+            ],
+            exclude: ["Fixtures"],  // read by path, and by the Python schema test
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -8,8 +8,9 @@ public import ConciergeJSON
 /// bodies, the key paths of ``alwaysIgnored`` and those given to ``init(ignoring:)`` are left out.
 ///
 /// A key path is the keys from the body's top, joined with dots (`handle.data.messageId`); an array element's key is
-/// its index (`resolve.recipient.options.0.displayName`), and `*` stands for any one key (`resolve.*.options`). A path
-/// ignores what is under it too (`handle.data` ignores every key of the data).
+/// its index (`resolve.recipient.options.0.displayName`); `*` stands for any one key (`resolve.*.options`) and `**` for
+/// any number of keys (`**.messageId`: that key wherever it is, as in `handle.data` and in the default user activity's
+/// copy of the data). A path ignores what is under it too (`handle.data` ignores every key of the data).
 ///
 /// ```
 /// turn 3, handle, output: handle.data.recipient
@@ -114,11 +115,21 @@ public struct TranscriptComparison: Sendable, Hashable, CustomStringConvertible 
         mismatches.append(Mismatch(turn: turn, phase: phase, part: part, path: "", recorded: recorded, replayed: nil))
     }
 
-    /// Whether the key path `path` is ignored.
+    /// Whether the key path `path` is ignored: some ignored path matches its first keys.
     public func isIgnored(_ path: [String]) -> Bool {
-        ignoredKeys.contains { pattern in
-            pattern.count <= path.count && zip(pattern, path).allSatisfy { $0 == "*" || $0 == $1 }
+        ignoredKeys.contains { Self.matchesPrefix($0[...], path[...]) }
+    }
+
+    /// Whether `pattern` matches the first keys of `path` (`*` one key, `**` any number of keys, none included).
+    static func matchesPrefix(_ pattern: ArraySlice<Substring>, _ path: ArraySlice<String>) -> Bool {
+        guard let first = pattern.first else { return true }
+        if first == "**" {
+            let rest = pattern.dropFirst()
+            return path.indices.contains { matchesPrefix(rest, path[$0...]) }
+                || matchesPrefix(rest, path[path.endIndex...])
         }
+        guard let key = path.first, first == "*" || first == key else { return false }
+        return matchesPrefix(pattern.dropFirst(), path.dropFirst())
     }
 
     /// Compares two values under `path`, descending into objects and arrays so that each mismatch names one field.

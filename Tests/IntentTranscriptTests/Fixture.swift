@@ -1,0 +1,6 @@
+/// The checked-in transcripts of `Fixtures/` (also read by Tests/python/test_transcript_schema.py).
+enum Fixture {
+    static let directory = String(#filePath.dropLast("Fixture.swift".count)) + "Fixtures/"
+    /// A SendMessage conversation: John, a disambiguation, option 0, then handle (``SendMessageConversation``).
+    static let sendMessage = directory + "send-message.jsonl"
+}
