@@ -3,4 +3,6 @@ enum Fixture {
     static let directory = String(#filePath.dropLast("Fixture.swift".count)) + "Fixtures/"
     /// A SendMessage conversation: John, a disambiguation, option 0, then handle (``SendMessageConversation``).
     static let sendMessage = directory + "send-message.jsonl"
+    /// Every kind of record at the edges of the format, as the writer writes them (``TranscriptFixtureTests``).
+    static let writerSample = directory + "writer-sample.jsonl"
 }

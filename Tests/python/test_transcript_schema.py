@@ -1,0 +1,95 @@
+"""Transcripts (Docs/TRANSCRIPTS.md) against Schemas/json/transcript.schema.json: every line of the checked-in
+transcripts validates -- the SendMessage conversation replayed by the Swift tests, and the writer's sample, which
+IntentTranscriptTests asserts is byte for byte what TranscriptWriter writes -- and lines that break the format do
+not. Also what a schema cannot say: a file's records are in a conversation's order."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import cip
+
+S = cip.SCHEMA_SET
+REF = "transcript.schema.json"
+FIXTURES = cip.REPO / "Tests" / "IntentTranscriptTests" / "Fixtures"
+FILES = sorted(FIXTURES.glob("*.jsonl"))
+
+
+def records(path: Path) -> list[dict]:
+    lines = path.read_text("utf-8").split("\n")
+    assert lines[-1] == "", f"{path.name}: every line, the last too, ends with a newline"
+    return [json.loads(line) for line in lines[:-1]]
+
+
+def test_the_fixtures_are_there():
+    assert {p.name for p in FILES} >= {"send-message.jsonl", "writer-sample.jsonl"}
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_every_line_of_a_fixture_validates(path):
+    for number, record in enumerate(records(path), 1):
+        S.check(REF, record, f"{path.name}:{number}")
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_a_fixture_is_one_conversation_in_order(path):
+    kinds = [r["record"] for r in records(path)]
+    assert kinds[0] == "start" and kinds.count("start") == 1
+    assert "end" not in kinds[:-1], "nothing after end"
+    turns = [r["turn"] for r in records(path) if r["record"] == "turn"]
+    assert turns == list(range(1, len(turns) + 1))
+    end = records(path)[-1]
+    if end["record"] == "end":
+        assert end["turns"] == len(turns)
+
+
+def test_the_recorded_conversation_is_a_disambiguation_then_option_zero():
+    rs = records(FIXTURES / "send-message.jsonl")
+    replies = [r for r in rs if r["record"] == "reply"]
+    assert replies[0]["body"]["resolve"]["recipient"]["kind"] == "disambiguation"
+    assert replies[0]["body"]["conversation"]["state"] == "asking"
+    assert [r["sent"] for r in rs if r["record"] == "turn"][1] == {"parameter": "recipient", "option": 0}
+    assert replies[1]["body"]["handle"]["code"] == "success"
+    for r in rs:
+        if r["record"] == "phase" and r["outcome"] in ("continue", "stop"):
+            S.check_interaction(r["output"], f"phase {r['turn']} {r['phase']} output")
+
+
+GOOD_END = {"record": "end", "ending": "completed", "turns": 1, "at": "2026-11-28T12:00:00.000Z"}
+GOOD_PHASE = {"record": "phase", "turn": 1, "phase": "resolve", "worker": "w", "attempt": 1, "input": {},
+              "outcome": "stop", "output": {}, "ms": 0.5}
+
+
+@pytest.mark.parametrize("change", [
+    {"record": "finish"},
+    {"ending": "done"},
+    {"turns": -1},
+    {"at": "2026-11-28T12:00:00Z"},
+    {"at": "2026-11-28T12:00:00.000+01:00"},
+    {"extra": 1},
+], ids=lambda c: json.dumps(c))
+def test_a_broken_end_line_is_invalid(change):
+    assert list(S.validator(REF).iter_errors({**GOOD_END, **change}))
+
+
+@pytest.mark.parametrize("change", [
+    {"turn": 0},
+    {"phase": "lifecycle"},
+    {"outcome": "maybe"},
+    {"attempt": 0},
+    {"ms": -1},
+    {"input": "text"},
+], ids=lambda c: json.dumps(c))
+def test_a_broken_phase_line_is_invalid(change):
+    assert list(S.validator(REF).iter_errors({**GOOD_PHASE, **change}))
+
+
+def test_a_line_without_a_required_key_is_invalid():
+    for key in GOOD_PHASE:
+        line = {k: v for k, v in GOOD_PHASE.items() if k != key}
+        assert list(S.validator(REF).iter_errors(line)), f"valid without {key}"
+    S.check(REF, GOOD_PHASE, "the good phase line")
+    S.check(REF, GOOD_END, "the good end line")
