@@ -282,7 +282,7 @@ let package = Package(
             name: "IntentTranscriptTests",
             dependencies: [
                 "IntentTranscript", "IntentTranscriptReplay", "IntentTesting", "IntentKit", "ConciergeExamples",
-                "ConciergeJSON", "ConciergeTestKit", "concierge", "concierge-worker",
+                "ConciergeJSON", "ConciergeTestKit", "concierge", "concierge-worker", "IntentWire", "ZeroMQ",
             ],
             exclude: ["Fixtures"],  // read by path, and by the Python schema test
             swiftSettings: swiftSettings
