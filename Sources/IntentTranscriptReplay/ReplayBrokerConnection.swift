@@ -1,7 +1,7 @@
 import ConciergeJSON
 public import IntentTranscript
 import IntentWire
-import ZeroMQ
+public import ZeroMQ
 
 /// A live broker as a replay target: each recorded turn is sent again as a `CIPC03` TURN of a new conversation
 /// (same turn numbers, the recorded body, a fresh conversation id), and the final or error REPLY is compared with the
@@ -24,12 +24,14 @@ public final class ReplayBrokerConnection {
     private var requests: UInt64 = 0
     private var closed = false
 
-    /// Connects a DEALER to the broker's frontend `endpoint`.
+    /// Connects a DEALER to the broker's frontend `endpoint`, with CURVE when `curve` is given (the replayed
+    /// conversations then belong to that key).
     /// - Throws: ``ReplayTargetError`` `io` when the socket cannot connect (a malformed endpoint).
-    public init(endpoint: String) throws(ReplayTargetError) {
+    public init(endpoint: String, curve: CurveClientKeys? = nil) throws(ReplayTargetError) {
         do {
             socket = try ZMQSocket(context: context, type: .dealer)
             try socket.setOption(.linger, 0)
+            if let curve { try socket.makeCurveClient(curve) }
             try socket.connect(endpoint)
         } catch {
             throw ReplayTargetError(code: .io, message: "cannot connect to \(endpoint): \(error)")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ConciergeCommandLine
 import ConciergeExamples
 import ConciergeJSON
 import Foundation
@@ -46,6 +47,8 @@ struct ReplayCommand: AsyncParsableCommand {
 
     @Flag(help: "Print one JSON object (reports, and coverage with --coverage) instead of text.")
     var json = false
+
+    @OptionGroup var curve: CurveClientOptions
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("name at least one transcript file") }
@@ -103,8 +106,10 @@ struct ReplayCommand: AsyncParsableCommand {
     func replay(_ transcripts: [Transcript]) async -> [Outcome] {
         if let broker {
             let connection: ReplayBrokerConnection
-            do { connection = try ReplayBrokerConnection(endpoint: broker) } catch {
-                return transcripts.map { .failed(name: $0.name, error: error.description) }
+            do {
+                connection = try ReplayBrokerConnection(endpoint: broker, curve: try curve.keys())
+            } catch {
+                return transcripts.map { .failed(name: $0.name, error: "\(error)") }
             }
             defer { connection.close() }
             var outcomes: [Outcome] = []
