@@ -308,7 +308,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "IntentClientTests", dependencies: ["IntentClient", "IntentWire", "ConciergeJSON", "ZeroMQ"],
+            name: "IntentClientTests",
+            dependencies: ["IntentClient", "IntentWire", "ConciergeJSON", "ZeroMQ", "ConciergeTestKit", "concierge"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -30,6 +30,12 @@ extension BrokerConfiguration {
         else {
             throw refuse("limits must not be negative (the body size and client queue at least 1)")
         }
+        guard conversationTTL > .zero, maxConversations >= 0, conversationsMemory >= 0,
+            (1...100).contains(conversationMaxAsks)
+        else {
+            throw refuse(
+                "conversations need a time to live above zero, bounds that are not negative, and 1 to 100 asks")
+        }
         if standby, !(journalPath.map(PostgresJournal.isURL) ?? false) {
             throw refuse("a standby needs a PostgreSQL journal (postgres://…) shared with the active broker")
         }

@@ -113,6 +113,21 @@ public struct BrokerConfiguration: Sendable {
     public var journalPath: String?
     /// When the journal's commits reach the disk: every commit (the default), or at most an interval apart.
     public var journalSync: JournalSync = .everyCommit
+    /// How long a conversation may wait for its caller's next turn before it ends `expired` (PROTOCOL.md 4.11).
+    public var conversationTTL: Duration = .seconds(300)
+    /// At most this many conversations (open, and ended ones kept for the result TTL); a first turn past it is
+    /// refused `busy`.
+    public var maxConversations = 10_000
+    /// At most this many bytes of conversations (their intents and kept replies); a first turn past it is refused
+    /// `busy`.
+    public var conversationsMemory = 64 << 20
+    /// How often a conversation may ask about one parameter, unless its intent definition says (`maxAsks`).
+    public var conversationMaxAsks = 3
+    /// Where transcripts of recorded conversations are written (one JSON Lines file each, `Docs/TRANSCRIPTS.md`);
+    /// nil: none are recorded.
+    public var transcriptDirectory: String?
+    /// Record every conversation, not only those whose first turn asks for it (flag `record`).
+    public var recordAllConversations = false
     /// With a PostgreSQL journal shared by several brokers (failover, `Docs/JOURNAL.md`): when another broker is
     /// active, wait for it to stop and take over (binding nothing until then), and stand by again if another broker
     /// takes over while this one lost its database. False: refuse to start (`journal-locked`) when another broker

@@ -103,6 +103,14 @@ final class BrokerJournal {
                     ]))
             case .resultsExpired(let before):
                 operations.append(.resultsExpired(storedBefore: wall(before)))
+            case .conversation(let key, let document):
+                operations.append(
+                    .conversation(
+                        JournalConversation(
+                            scope: key.scope, id: key.id, state: document,
+                            updatedAt: offset + Int64(MonotonicTime.now() / 1_000_000))))
+            case .conversationRemoved(let key):
+                operations.append(.conversationRemoved(scope: key.scope, id: key.id))
             }
         }
         for scope in changed {
@@ -203,7 +211,11 @@ final class BrokerJournal {
                     attempts: record.attempts, cost: cost, endedAt: record.endedAt.map(monotonic)))
         }
         core.restore(
-            requests: requests, results: results, keyRecords: keyRecords, nextRequestID: state.nextRequestID, now: now)
+            requests: requests, results: results, keyRecords: keyRecords,
+            conversations: state.conversations.map {
+                RecoveredConversation(key: ConversationKey(scope: $0.scope, id: $0.id), document: $0.state)
+            },
+            nextRequestID: state.nextRequestID, now: now)
         return state
     }
 

@@ -21,6 +21,7 @@ extension BrokerLoop {
             case .pong(let client, let version): sendPong(client, version: version)
             case .control(let routingID, let version, let control):
                 sendControl(control, to: routingID, version: version)
+            case .transcript(let line): transcripts?.write(line)
             }
         }
         performing.removeAll(keepingCapacity: true)

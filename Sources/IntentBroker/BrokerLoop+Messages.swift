@@ -38,11 +38,14 @@ extension BrokerLoop {
             core.cancel(
                 client: client, requestID: id, identity: clientIdentity(message),
                 version: Self.answerVersion(message), now: MonotonicTime.now())
-        case .turn, .readConversation, .endConversation:
-            core.clientMessageRejected(
-                client: client,
-                ClientMessageError(code: .unknownCommand, message: "conversations are not served yet", check: 3),
-                version: 3, now: MonotonicTime.now())
+        case .turn(let turn):
+            // Conversations are few next to requests: the body is copied, and the core parses it.
+            let body = message.withBytes(1 + ClientTurn.bodyIndex) { Array($0) }
+            core.turn(turn, client: client, body: body, identity: clientIdentity(message), now: MonotonicTime.now())
+        case .readConversation(let id):
+            core.readConversation(id: id, client: client, identity: clientIdentity(message), now: MonotonicTime.now())
+        case .endConversation(let id):
+            core.endConversation(id: id, client: client, identity: clientIdentity(message), now: MonotonicTime.now())
         }
     }
 

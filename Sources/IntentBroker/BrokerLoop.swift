@@ -52,6 +52,8 @@ final class BrokerLoop: @unchecked Sendable {
     /// The routing ids of recent clients and workers (loop thread only).
     @exclusivity(unchecked) var clientIDs = RoutingIDCache()
     @exclusivity(unchecked) var workerIDs = RoutingIDCache()
+    /// Where recorded conversations' transcripts go (with a transcript directory).
+    let transcripts: BrokerTranscripts?
     let clientDecoder: ClientMessageDecoder
     let workerDecoder: WorkerMessageDecoder
     /// The journal and the thread that commits its batches (pipelined with the loop), while the core's journal link
@@ -81,6 +83,7 @@ final class BrokerLoop: @unchecked Sendable {
         core.compactQueuedBody = { $0.compacted() }
         let limits = WireLimits(
             maxBodySize: configuration.maxBodySize, hardLimitMilliseconds: configuration.hardLimit.milliseconds)
+        transcripts = configuration.transcriptDirectory.map { BrokerTranscripts(directory: $0, logger: logger) }
         clientDecoder = ClientMessageDecoder(limits: limits)
         workerDecoder = WorkerMessageDecoder(limits: limits)
         bound = Mutex((configuration.frontendEndpoint, configuration.backendEndpoint))

@@ -14,6 +14,11 @@ public struct BrokerStatistics: Sendable, Equatable {
     public var idempotencyEvictions = 0
     /// Requests ended `cancelled` by their client's CANCEL.
     public var cancelledRequests = 0
+    /// Conversations whose first turn counted (section 4.11), and conversations that ended (any ending).
+    public var conversationsStarted = 0
+    public var conversationsEnded = 0
+    /// Conversation turns, CONVERSATION reads and ENDs refused (a bad answer, an unknown conversation, ...).
+    public var refusedTurns = 0
     /// Requests read back from the journal at start, accepted by an earlier run and not ended.
     public var requestsRecovered = 0
     /// CANCELs sent to workers (a client's CANCEL of a running job, or the hard limit).

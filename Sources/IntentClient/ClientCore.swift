@@ -56,8 +56,10 @@ final class ClientCore: @unchecked Sendable {
     /// Ends a command the loop will never see.
     private static func fail(_ command: ConciergeClient.Command, _ error: ClientError) {
         switch command {
-        case .request(_, _, _, let continuation): continuation.finish(throwing: error)
-        case .status(_, let continuation), .cancel(_, let continuation): continuation.resume(throwing: error)
+        case .request(_, _, _, let continuation), .turn(_, _, _, _, let continuation):
+            continuation.finish(throwing: error)
+        case .status(_, let continuation), .cancel(_, let continuation), .conversation(_, _, let continuation):
+            continuation.resume(throwing: error)
         case .ping(let continuation): continuation.resume(throwing: error)
         case .abandon: break
         }
@@ -116,15 +118,17 @@ final class ClientCore: @unchecked Sendable {
 
     /// Decodes one message from the broker (IntentWire's reply decoder) and hands it to the machine.
     private func receive(_ message: inout ZMQMultipart, now: UInt64) {
-        let decoded = message.withFrames { views, dropped -> Result<(Reply?, Bool), BrokerReplyError> in
+        let decoded = message.withFrames { views, dropped -> Result<(Reply?, BrokerReply.Kind), BrokerReplyError> in
             Result { () throws(BrokerReplyError) in
                 let reply = try BrokerReplyDecoder().decode(WireFrames(views, dropped: dropped))
-                return (reply.kind == .pong ? nil : Reply(reply), reply.kind == .status)
+                return (reply.kind == .pong ? nil : Reply(reply), reply.kind)
             }
         }
         switch decoded {
-        case .success(let (reply, isStatus)):
-            machine.received(reply, isStatus: isStatus, now: now)
+        case .success(let (reply?, .conversation)):
+            machine.receivedConversation(reply, now: now)
+        case .success(let (reply, kind)):
+            machine.received(reply, isStatus: kind == .status, now: now)
         case .failure(let error):
             logger.warning("ignored a malformed message from the broker", metadata: ["error": "\(error)"])
             machine.receivedMalformed(now: now)
@@ -158,6 +162,10 @@ final class ClientCore: @unchecked Sendable {
         case .ping(let continuation): .ping(continuation)
         case .abandon(let id, let serial): .abandon(id: id, serial: serial)
         case .cancel(let id, let continuation): .cancel(id: id, waiter: continuation)
+        case .turn(let id, let serial, let frames, let intentType, let continuation):
+            .turn(id: id, serial: serial, frames: frames, intentType: intentType, stream: continuation)
+        case .conversation(let id, let end, let continuation):
+            .conversation(id: id, end: end, waiter: continuation)
         }
     }
 }

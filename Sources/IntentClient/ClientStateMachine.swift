@@ -4,7 +4,10 @@ import Logging
 
 /// The client's rules, without sockets or clocks: requests in flight, the STATUS sweep after a reconnect, following
 /// the active broker (endpoint rotation), silence and the reconnect timeout, the throttle and the broker's pushback,
-/// and cancellation (`Schemas/PROTOCOL.md` sections 4.9, 4.10.2, 6.3, 7.2 and 7.3).
+/// cancellation, and conversations' TURN, CONVERSATION and END (`Schemas/PROTOCOL.md` sections 4.9, 4.10.2, 6.3,
+/// 7.2 and 7.3, and the conversation section). A TURN is kept and answered like a REQUEST (by request id); reads and
+/// ENDs are answered by the CONVERSATION answer about their conversation, in order. The turn numbers are
+/// ``ConversationLedger``'s.
 ///
 /// The loop (``ClientCore``) hands it one event at a time with the time (`now`, monotonic nanoseconds): a command of a
 /// caller, a decoded reply, a connection event, a turn of the loop. The machine sends through the connection it is
@@ -27,6 +30,11 @@ struct ClientStateMachine<Stream, Waiter, PingWaiter> {
         case abandon(id: String, serial: UInt64)
         /// Send CANCEL, answer with the request's ending.
         case cancel(id: String, waiter: Waiter)
+        /// Send a conversation's TURN (its frames, kept like a REQUEST's, answered by REPLY like one);
+        /// `intentType`, when known, keys the throttle and the pushback.
+        case turn(id: String, serial: UInt64, frames: [[UInt8]], intentType: String?, stream: Stream)
+        /// Read (`CONVERSATION`) or end (`END`) conversation `id`: the next CONVERSATION answer about it answers.
+        case conversation(id: String, end: Bool, waiter: Waiter)
     }
 
     typealias Action = ClientAction<Stream, Waiter, PingWaiter>
@@ -55,6 +63,17 @@ struct ClientStateMachine<Stream, Waiter, PingWaiter> {
         /// With ``ClientConfiguration/throttle`` or the pushback: the request's intent type, until its first answer
         /// is counted.
         var throttleKey: String?
+        /// A conversation's TURN (`CIPC03`), not a REQUEST.
+        var isTurn = false
+    }
+
+    /// A caller of a conversation read or END, waiting for the CONVERSATION answer about its conversation.
+    struct ConversationWaiter {
+        let waiter: Waiter
+        /// END rather than a read.
+        let end: Bool
+        /// The connection the query was sent on (sent again after a reconnect).
+        var connection: UInt64
     }
 
     /// Who gets the next STATUS answer for a request id (the broker answers the STATUS queries about one id in
@@ -81,6 +100,9 @@ struct ClientStateMachine<Stream, Waiter, PingWaiter> {
     /// With ``ClientConfiguration/heedsPushback``: the broker's pushback per intent type.
     private var pushbacks: [String: Pushback] = [:]
     private(set) var statusWaiters: [String: [StatusWaiter]] = [:]
+    /// Callers of conversation reads and ENDs, per conversation id, in the order sent (the broker answers the
+    /// queries about one conversation in order).
+    private(set) var conversationWaiters: [String: [ConversationWaiter]] = [:]
     private var pingWaiters: [PingWaiter] = []
     /// Counts the connections to the broker: one more after every disconnect or move.
     private(set) var connection: UInt64 = 0
@@ -119,7 +141,9 @@ struct ClientStateMachine<Stream, Waiter, PingWaiter> {
     }
 
     /// Whether anything waits for the broker.
-    var isBusy: Bool { !pending.isEmpty || !statusWaiters.isEmpty || !pingWaiters.isEmpty }
+    var isBusy: Bool {
+        !pending.isEmpty || !statusWaiters.isEmpty || !pingWaiters.isEmpty || !conversationWaiters.isEmpty
+    }
 
     private var interval: UInt64 { configuration.heartbeatInterval.nanoseconds }
     private var liveness: UInt64 { UInt64(max(1, configuration.heartbeatLiveness)) }
@@ -153,6 +177,16 @@ struct ClientStateMachine<Stream, Waiter, PingWaiter> {
             lostSince = nil
             return
         }
+        if reply.requestID.isEmpty && reply.errorCode == WireErrorCode.unsupportedVersion.rawValue {
+            // Only conversations go out in a version a broker may not speak (CIPC03): this one has none.
+            lostSince = nil
+            failConversations(
+                ClientError(
+                    code: .conversationsUnsupported,
+                    message: "the broker at \(rotation.current) does not speak CIPC03 (it answered "
+                        + "unsupported-version): it has no conversations"))
+            return
+        }
         let unavailable = reply.errorCode == WireErrorCode.unavailable.rawValue
         if unavailable {
             // Nothing was accepted: the caller gets the error (a retry is always safe), and the client moves on.
@@ -165,6 +199,18 @@ struct ClientStateMachine<Stream, Waiter, PingWaiter> {
             lostSince = nil
         }
         deliver(reply, id: reply.requestID, isStatus: isStatus)
+    }
+
+    /// A CONVERSATION answer (to a read or an END; `reply.requestID` is the conversation id): the first caller
+    /// waiting about that conversation gets it.
+    mutating func receivedConversation(_ reply: Reply, now: UInt64) {
+        lastHeard = now
+        lostSince = nil
+        let id = reply.requestID
+        guard var waiters = conversationWaiters[id], !waiters.isEmpty else { return }
+        let first = waiters.removeFirst()
+        conversationWaiters[id] = waiters.isEmpty ? nil : waiters
+        actions.append(.resume(first.waiter, .success(reply)))
     }
 
     /// A message from the broker that is not a reply a client can use: it still proves the broker alive.
@@ -276,32 +322,22 @@ struct ClientStateMachine<Stream, Waiter, PingWaiter> {
         }
         switch command {
         case .request(let id, let serial, let frames, let stream):
-            guard pending[id] == nil else {
-                actions.append(
-                    .finish(
-                        stream, ClientError(code: .duplicateRequest, message: "request \(id) is already in flight")))
-                return
-            }
             let throttleKey =
                 configuration.throttle == nil && !configuration.heedsPushback ? nil : Self.intentType(of: frames)
-            if let throttleKey,
-                let refusal = pushback(throttleKey, id: id, now: now) ?? throttle(throttleKey, id: id, now: now)
-            {
-                actions.append(.finish(stream, refusal))
-                return
-            }
-            // Sends never wait: without a high-water mark the DEALER queues while it has a connection pipe, and
-            // it has none only once libzmq has given up on the connection (a failed security handshake).
-            do {
-                guard try Self.send(frames, into: &connection) else {
-                    actions.append(.finish(stream, connectionGivenUp(&connection, now: now)))
-                    return
-                }
-                pending[id] = Pending(
-                    serial: serial, stream: stream, frames: frames, sentOn: self.connection,
-                    mayHaveArrived: established, throttleKey: throttleKey)
-            } catch {
-                actions.append(.finish(stream, ClientError(code: .transport, message: "\(error)")))
+            sendRequest(
+                id, serial: serial, frames: frames, throttleKey: throttleKey, isTurn: false, stream, now: now,
+                connection: &connection)
+        case .turn(let id, let serial, let frames, let intentType, let stream):
+            let throttleKey = configuration.throttle == nil && !configuration.heedsPushback ? nil : intentType
+            sendRequest(
+                id, serial: serial, frames: frames, throttleKey: throttleKey, isTurn: true, stream, now: now,
+                connection: &connection)
+        case .conversation(let id, let end, let waiter):
+            if Self.sendConversationQuery(id, end: end, into: &connection) {
+                conversationWaiters[id, default: []].append(
+                    ConversationWaiter(waiter: waiter, end: end, connection: self.connection))
+            } else {
+                actions.append(.resume(waiter, .failure(connectionGivenUp(&connection, now: now))))
             }
         case .status(let id, let waiter):
             if (try? ClientMessageEncoder.status(into: &connection, requestID: id)) == true {
@@ -349,11 +385,44 @@ struct ClientStateMachine<Stream, Waiter, PingWaiter> {
         }
     }
 
+    /// Sends a REQUEST or TURN (unless the throttle or the pushback refuses it) and keeps it in flight.
+    private mutating func sendRequest<C: ClientConnection>(
+        _ id: String, serial: UInt64, frames: [[UInt8]], throttleKey: String?, isTurn: Bool, _ stream: Stream,
+        now: UInt64, connection: inout C
+    ) {
+        guard pending[id] == nil else {
+            actions.append(
+                .finish(
+                    stream, ClientError(code: .duplicateRequest, message: "request \(id) is already in flight")))
+            return
+        }
+        if let throttleKey,
+            let refusal = pushback(throttleKey, id: id, now: now) ?? throttle(throttleKey, id: id, now: now)
+        {
+            actions.append(.finish(stream, refusal))
+            return
+        }
+        // Sends never wait: without a high-water mark the DEALER queues while it has a connection pipe, and
+        // it has none only once libzmq has given up on the connection (a failed security handshake).
+        do {
+            guard try Self.send(frames, into: &connection) else {
+                actions.append(.finish(stream, connectionGivenUp(&connection, now: now)))
+                return
+            }
+            pending[id] = Pending(
+                serial: serial, stream: stream, frames: frames, sentOn: self.connection,
+                mayHaveArrived: established, throttleKey: throttleKey, isTurn: isTurn)
+        } catch {
+            actions.append(.finish(stream, ClientError(code: .transport, message: "\(error)")))
+        }
+    }
+
     /// Ends a command unsent with `error`.
     private mutating func fail(_ command: Command, _ error: ClientError) {
         switch command {
-        case .request(_, _, _, let stream): actions.append(.finish(stream, error))
-        case .status(_, let waiter), .cancel(_, let waiter): actions.append(.resume(waiter, .failure(error)))
+        case .request(_, _, _, let stream), .turn(_, _, _, _, let stream): actions.append(.finish(stream, error))
+        case .status(_, let waiter), .cancel(_, let waiter), .conversation(_, _, let waiter):
+            actions.append(.resume(waiter, .failure(error)))
         case .ping(let waiter): actions.append(.resumePing(waiter, error))
         case .abandon: break
         }
@@ -510,6 +579,16 @@ struct ClientStateMachine<Stream, Waiter, PingWaiter> {
             }
             statusWaiters[id] = kept.isEmpty ? nil : kept
         }
+        // Conversation reads and ENDs of a lost connection may be lost with it: a read is safe to send again, and so
+        // is an END (the second answers about a conversation already ended).
+        for (id, waiters) in conversationWaiters {
+            var kept = waiters
+            for index in kept.indices where kept[index].connection < self.connection {
+                _ = Self.sendConversationQuery(id, end: kept[index].end, into: &connection)
+                kept[index].connection = self.connection
+            }
+            conversationWaiters[id] = kept
+        }
         // A PING of the lost connection may be lost with it.
         if !pingWaiters.isEmpty { _ = try? ClientMessageEncoder.ping(into: &connection) }
         guard !pending.isEmpty else { return }
@@ -572,6 +651,19 @@ struct ClientStateMachine<Stream, Waiter, PingWaiter> {
         statusWaiters.removeAll()
         for waiter in pingWaiters { actions.append(.resumePing(waiter, error)) }
         pingWaiters.removeAll()
+        for waiters in conversationWaiters.values {
+            for waiter in waiters { actions.append(.resume(waiter.waiter, .failure(error))) }
+        }
+        conversationWaiters.removeAll()
+    }
+
+    /// Fails every conversation operation waiting (the turns in flight, the reads and ENDs) with `error`.
+    private mutating func failConversations(_ error: ClientError) {
+        for (id, request) in pending where request.isTurn { finish(id, .failure(error)) }
+        for waiters in conversationWaiters.values {
+            for waiter in waiters { actions.append(.resume(waiter.waiter, .failure(error))) }
+        }
+        conversationWaiters.removeAll()
     }
 
     // MARK: Throttle and pushback
@@ -639,6 +731,14 @@ struct ClientStateMachine<Stream, Waiter, PingWaiter> {
             }
         }
         return true
+    }
+
+    /// Sends `CIPC03 CONVERSATION <id>` or `CIPC03 END <id>`; false if libzmq gave the connection up.
+    private static func sendConversationQuery<C: ClientConnection>(
+        _ id: String, end: Bool, into connection: inout C
+    ) -> Bool {
+        if end { return (try? ClientMessageEncoder.end(into: &connection, conversationID: id)) == true }
+        return (try? ClientMessageEncoder.conversation(into: &connection, conversationID: id)) == true
     }
 
     /// Sends `CIPC02 CANCEL <id>` (PROTOCOL.md 4.10.2); false if libzmq gave the connection up.

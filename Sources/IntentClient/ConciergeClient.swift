@@ -41,11 +41,19 @@ public final class ConciergeClient: Sendable {
         case abandon(id: String, serial: UInt64)
         /// ``cancel(requestID:)``: send CANCEL, answer with the request's ending.
         case cancel(id: String, continuation: CheckedContinuation<Reply, any Error>)
+        /// Send a conversation's TURN (its frames, kept like a REQUEST's); `intentType` keys the throttle.
+        case turn(
+            id: String, serial: UInt64, frames: [[UInt8]], intentType: String?,
+            continuation: ReplyStream.Continuation)
+        /// Read (`CONVERSATION`) or end (`END`) a conversation; answered by the CONVERSATION answer about it.
+        case conversation(id: String, end: Bool, continuation: CheckedContinuation<Reply, any Error>)
     }
 
-    private let core: ClientCore
+    let core: ClientCore
     private let nextID = Atomic<UInt64>(1)
-    private let nextSerial = Atomic<UInt64>(1)
+    let nextSerial = Atomic<UInt64>(1)
+    /// The turn numbers of this client's conversations.
+    let ledger = Mutex(ConversationLedger())
 
     public init(configuration: ClientConfiguration = .init(), logger: Logger = Logger(label: "concierge.client")) throws
     {

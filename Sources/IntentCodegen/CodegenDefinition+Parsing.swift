@@ -182,7 +182,9 @@ struct _DefinitionReader {
         }
         checkKeys(
             top, at: "",
-            allowed: ["intent", "description", "version", "parameters", "enums", "confirmCodes", "handleCodes"])
+            allowed: [
+                "intent", "description", "version", "maxAsks", "parameters", "enums", "confirmCodes", "handleCodes",
+            ])
         let intent = string(top, "intent", at: "")
         if let intent { checkIntentName(intent) }
         let description = string(top, "description", at: "")
@@ -225,11 +227,20 @@ struct _DefinitionReader {
                 fail(.wrongType, "version", "must be a whole number from 1, not \(Self.jsonKind(value))")
             }
         }
+        var maxAsks: Int?
+        if let value = top["maxAsks"] {
+            if let number = value.intValue, (1...100).contains(number) {
+                maxAsks = number
+            } else {
+                fail(.wrongType, "maxAsks", "must be a whole number from 1 to 100, not \(Self.jsonKind(value))")
+            }
+        }
         guard let intent, let description, let enums, let confirmCodes, let handleCodes else { return nil }
         var definition = CodegenDefinition(
             intent: intent, description: description, parameters: parameters, enums: enums,
             confirmCodes: confirmCodes, handleCodes: handleCodes)
         definition.version = version
+        definition.maxAsks = maxAsks
         return definition
     }
 

@@ -91,6 +91,9 @@ public struct CodegenDefinition: Sendable, Hashable {
     public var handleCodes: [String]
     /// The definition's `version` (1 when the file has none): workers announce it (PROTOCOL.md section 5.16).
     public var version = 1
+    /// The definition's `maxAsks` (nil when the file has none): the re-prompt bound of conversations (PROTOCOL.md
+    /// section 4.11).
+    public var maxAsks: Int?
 
     /// Creates a definition (unchecked: ``init(jsonBytes:file:)`` is the checked way in).
     public init(

@@ -50,6 +50,7 @@ struct _SourceWriter {
         line("    public static let intentType = \(S.literal(definition.intent))")
         line("    public static let intentDescription = \(S.literal(definition.description))")
         if definition.version != 1 { line("    public static let definitionVersion = \(definition.version)") }
+        if let maxAsks = definition.maxAsks { line("    public static let conversationMaxAsks: Int? = \(maxAsks)") }
         if definition.parameters.isEmpty {
             line("    public static let parameters: [IntentParameter<\(type)>] = []")
         } else {

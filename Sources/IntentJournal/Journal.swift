@@ -1,12 +1,12 @@
-/// A durable record of the broker's requests, stored endings and idempotency records.
+/// A durable record of the broker's requests, stored endings, idempotency records and conversations.
 ///
 /// The broker calls a journal from the one thread that runs its loop: ``recover()`` once before it binds its
 /// sockets, then ``commit(_:)`` once per batch, before it performs the batch's actions. Implementations are
 /// `Sendable` (they lock internally), so a journal can be handed to that thread and its ``statistics`` read from
 /// another (a metrics endpoint).
 public protocol Journal: AnyObject, Sendable {
-    /// Everything the journal holds: the open requests, the stored results, the idempotency records and the next
-    /// request id.
+    /// Everything the journal holds: the open requests, the stored results, the idempotency records, the
+    /// conversations and the next request id.
     func recover() throws(JournalError) -> JournalState
 
     /// Writes `operations` in one transaction, in order: when it returns, all of them are recorded (and durable

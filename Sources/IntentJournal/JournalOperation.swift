@@ -23,4 +23,9 @@ public enum JournalOperation: Sendable, Hashable {
     /// Every idempotency record that ended before this time (Unix milliseconds, exclusive) is removed; records in
     /// flight stay.
     case keyRecordsExpired(endedBefore: Int64)
+    /// A conversation's state, inserted or replacing the one with the same scope and id (and then last in the order
+    /// of writing).
+    case conversation(JournalConversation)
+    /// A conversation removed (nothing happens if there is none).
+    case conversationRemoved(scope: [UInt8], id: [UInt8])
 }

@@ -12,6 +12,8 @@ public struct JournalSummary: Sendable, Hashable {
     public var results: Int
     /// Idempotency records.
     public var keyRecords: Int
+    /// Conversation records (0 in a journal of schema version 1, which has none).
+    public var conversations: Int
     /// The next request id.
     public var nextRequestID: UInt64
     /// The size of the database file in bytes (without its -wal file).
@@ -19,7 +21,7 @@ public struct JournalSummary: Sendable, Hashable {
 
     public init(
         schemaVersion: Int, openRequests: Int, handleDispatched: Int, listeners: Int, results: Int, keyRecords: Int,
-        nextRequestID: UInt64, fileBytes: Int64
+        conversations: Int = 0, nextRequestID: UInt64, fileBytes: Int64
     ) {
         self.schemaVersion = schemaVersion
         self.openRequests = openRequests
@@ -27,6 +29,7 @@ public struct JournalSummary: Sendable, Hashable {
         self.listeners = listeners
         self.results = results
         self.keyRecords = keyRecords
+        self.conversations = conversations
         self.nextRequestID = nextRequestID
         self.fileBytes = fileBytes
     }

@@ -104,6 +104,11 @@ public final class MemoryJournal: Journal {
             state.results.removeAll { $0.storedAt < storedBefore }
         case .keyRecordsExpired(let endedBefore):
             state.keyRecords.removeAll { record in record.endedAt.map { $0 < endedBefore } ?? false }
+        case .conversation(let conversation):
+            state.conversations.removeAll { $0.scope == conversation.scope && $0.id == conversation.id }
+            state.conversations.append(conversation)
+        case .conversationRemoved(let scope, let id):
+            state.conversations.removeAll { $0.scope == scope && $0.id == id }
         }
     }
 

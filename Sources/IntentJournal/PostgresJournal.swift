@@ -53,7 +53,7 @@ public final class PostgresJournal: Journal {
 
     deinit { close() }
 
-    /// Creates an empty journal (schema version 1) in the database at `url`, in one transaction.
+    /// Creates an empty journal (schema version 2) in the database at `url`, in one transaction.
     ///
     /// - Throws: ``JournalError`` with code `journal-exists` if the database holds a journal already (it is never
     ///   replaced), `journal-unavailable` if PostgreSQL cannot be reached, `journal-io` if the server refuses.

@@ -10,7 +10,8 @@
 ///    expiry of the segment, so the highest bound is its net effect; a row the segment stores ends as the segment's
 ///    last store of its key, unless an expiry after that store removes it.
 /// 2. the same for key records: deletes (`keyRemoved` as the last word on a key, `keyRecordsExpired`), then the net
-///    upserts.
+///    upserts; and for conversations: deletes (`conversationRemoved` of a conversation before its last write, or as
+///    the last word), then the net upserts.
 /// 3. insert the accepted requests (and advance `next_request_id`);
 /// 4. delete the listeners that a `detached` removes, then insert the listeners that survive the segment (those of
 ///    `accepted` requests and of `attached`, each after the last `detached` of its request and key): a detach
@@ -40,6 +41,7 @@
 /// - stored / resultsExpired: an expiry removes what was stored before it (reduced here) and every older row.
 /// - keyRecord / keyRecord, keyRemoved of the same key: the last word wins; removal deletes, a write upserts.
 /// - keyRecord / keyRecordsExpired: as results, for records with an end time.
+/// - conversation / conversation, conversationRemoved of the same scope and id: as key records, the last word wins.
 /// - accepted / next_request_id: only ever raised, to above the highest id accepted.
 struct PostgresJournalBatch {
     /// A listener row: a request and the key of a duplicate attached to it.
@@ -53,6 +55,12 @@ struct PostgresJournalBatch {
         var identity: [UInt8]
         var intentType: [UInt8]
         var key: [UInt8]
+    }
+
+    /// The unique key of a conversation.
+    struct ConversationID: Hashable {
+        var scope: [UInt8]
+        var id: [UInt8]
     }
 
     /// A run of operations that the fixed order applies as they would be applied one by one.
@@ -79,6 +87,10 @@ struct PostgresJournalBatch {
         var keyRecordDeletes: [KeyRecordID] = []
         /// Key records to upsert: per key, the last written, in the order of their last write.
         var keyRecords: [JournalKeyRecord] = []
+        /// Conversations removed (deleted before the upserts, so a later write of the same one still lands).
+        var conversationDeletes: [ConversationID] = []
+        /// Conversations to upsert: per scope and id, the last written, in the order of their last write.
+        var conversations: [JournalConversation] = []
 
         /// The highest request id accepted in the segment.
         var highestAccepted: UInt64? { accepted.map(\.id).max() }
@@ -135,6 +147,10 @@ struct PostgresJournalBatch {
         var keyRecordDeleteOrder: [KeyRecordID] = []
         var keyRecords: [JournalKeyRecord?] = []
         var keyRecordIndex: [KeyRecordID: Int] = [:]
+        var conversationDeletes: Set<ConversationID> = []
+        var conversationDeleteOrder: [ConversationID] = []
+        var conversations: [JournalConversation?] = []
+        var conversationIndex: [ConversationID: Int] = [:]
 
         mutating func add(_ operation: JournalOperation) {
             switch operation {
@@ -188,6 +204,15 @@ struct PostgresJournalBatch {
                     keyRecordIndex[id] = nil
                     deleteKeyRecord(id)
                 }
+            case .conversation(let conversation):
+                let id = ConversationID(scope: conversation.scope, id: conversation.id)
+                if let at = conversationIndex[id] { conversations[at] = nil }
+                conversationIndex[id] = conversations.count
+                conversations.append(conversation)
+            case .conversationRemoved(let scope, let id):
+                let id = ConversationID(scope: scope, id: id)
+                if let at = conversationIndex.removeValue(forKey: id) { conversations[at] = nil }
+                if conversationDeletes.insert(id).inserted { conversationDeleteOrder.append(id) }
             }
         }
 
@@ -225,7 +250,8 @@ struct PostgresJournalBatch {
                 dispatched: dispatched, ended: ended, resultsExpireBefore: resultsExpireBefore,
                 resultDeletes: resultDeleteOrder, results: results.compactMap { $0 },
                 keyRecordsExpireBefore: keyRecordsExpireBefore, keyRecordDeletes: keyRecordDeleteOrder,
-                keyRecords: keyRecords.compactMap { $0 })
+                keyRecords: keyRecords.compactMap { $0 }, conversationDeletes: conversationDeleteOrder,
+                conversations: conversations.compactMap { $0 })
             if !segment.isEmpty { segments.append(segment) }
             self = Builder(segments: segments)
         }
@@ -237,6 +263,6 @@ extension PostgresJournalBatch.Segment {
     var isEmpty: Bool {
         accepted.isEmpty && listenerDeletes.isEmpty && listenerInserts.isEmpty && dispatched.isEmpty && ended.isEmpty
             && resultsExpireBefore == nil && resultDeletes.isEmpty && results.isEmpty && keyRecordsExpireBefore == nil
-            && keyRecordDeletes.isEmpty && keyRecords.isEmpty
+            && keyRecordDeletes.isEmpty && keyRecords.isEmpty && conversationDeletes.isEmpty && conversations.isEmpty
     }
 }

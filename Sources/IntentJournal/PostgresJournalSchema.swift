@@ -1,12 +1,14 @@
-/// The PostgreSQL journal's schema (version 1): the SQLite journal's tables with PostgreSQL types.
+/// The PostgreSQL journal's schema (version 2): the SQLite journal's tables with PostgreSQL types.
 ///
 /// Request ids are `bigint` (at most `Int64.max`); listeners go with their request (`ON DELETE CASCADE`); `seq`
-/// (one sequence, `journal_seq`) keeps listeners, results and key records in the order they were written, and a
-/// replaced result or key record takes a new `seq`, as SQLite's `INSERT OR REPLACE` gives it a new rowid. `meta`
+/// (one sequence, `journal_seq`) keeps listeners, results, key records and conversations in the order they were
+/// written, and a replaced result, key record or conversation takes a new `seq`, as SQLite's `INSERT OR REPLACE` gives it a new rowid. `meta`
 /// holds the schema version, the next request id and the two fingerprint seeds.
 enum PostgresJournalSchema {
     /// The schema version this build writes and reads (`meta.schema_version`).
-    static let version: Int64 = 1
+    static let version: Int64 = 2
+    /// The oldest schema version this build opens: the leader upgrades an older one in place (``upgrades``).
+    static let oldestVersion: Int64 = 1
 
     /// The key of the session advisory lock the active broker holds ("ConcJnl1"): `pg_try_advisory_lock(key)`.
     static let leaderLockKey: Int64 = 0x436F_6E63_4A6E_6C31
@@ -60,7 +62,23 @@ enum PostgresJournalSchema {
         )
         """,
         "CREATE INDEX key_records_by_end ON key_records(ended_at)",
+        createConversations,
     ]
+
+    /// The table of version 2: one row per (scope, id), the broker's JSON document of the conversation in `state`.
+    static let createConversations = """
+        CREATE TABLE conversations(
+            seq bigint PRIMARY KEY DEFAULT nextval('journal_seq'),
+            scope bytea NOT NULL, id bytea NOT NULL, state bytea NOT NULL, updated_at bigint NOT NULL,
+            UNIQUE(scope, id)
+        )
+        """
+
+    /// The statements that bring a journal of each older version to the next one, keyed by the older version; the
+    /// store runs them and the version update in one transaction, holding the leader lock.
+    static let upgrades: [Int64: [String]] = [1: [createConversations]]
+    /// Sets the schema version (`$1`) after an upgrade; `$2` is the version upgraded from (a guard).
+    static let setVersion = "UPDATE meta SET value = $1 WHERE key = 'schema_version' AND value = $2"
 
     static let expireResults = "DELETE FROM results WHERE stored_at < $1"
     static let expireKeyRecords = "DELETE FROM key_records WHERE ended_at < $1"
@@ -176,6 +194,23 @@ enum PostgresJournalSchema {
             ended_at = EXCLUDED.ended_at
         """
 
+    /// Deletes the conversations (scope, id) given as two arrays.
+    static let deleteConversations = """
+        DELETE FROM conversations c
+        USING unnest($1::bytea[], $2::bytea[]) AS d(scope, id)
+        WHERE c.scope = d.scope AND c.id = d.id
+        """
+    /// Inserts or replaces conversations in the order of the arrays (distinct keys); a replaced one takes a new `seq`.
+    static let upsertConversations = """
+        INSERT INTO conversations(scope, id, state, updated_at)
+        SELECT scope, id, state, updated_at
+        FROM unnest($1::bytea[], $2::bytea[], $3::bytea[], $4::bigint[]) WITH ORDINALITY
+            AS u(scope, id, state, updated_at, ord)
+        ORDER BY ord
+        ON CONFLICT (scope, id) DO UPDATE SET seq = nextval('journal_seq'), state = EXCLUDED.state,
+            updated_at = EXCLUDED.updated_at
+        """
+
     /// Whether this session holds the leader lock (the fence before every commit).
     static let holdsLeaderLock = """
         SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
@@ -193,5 +228,6 @@ enum PostgresJournalSchema {
         SELECT identity, intent_type, key, fingerprint, attempts, state, request, is_error, phase, body, ended_at
         FROM key_records ORDER BY seq
         """
+    static let selectConversations = "SELECT scope, id, state, updated_at FROM conversations ORDER BY seq"
     static let selectNextID = "SELECT value FROM meta WHERE key = 'next_request_id'"
 }

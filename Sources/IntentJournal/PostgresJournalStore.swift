@@ -41,7 +41,7 @@ final class PostgresJournalStore {
             // PostgreSQL ends the session (and so releases the leader lock to a standby) within about 3 seconds
             // instead of the operating system's default of over two hours.
             for setting in Self.sessionLiveness { try query(setting) }
-            try checkSchema()
+            let version = try checkSchema()
             while true {
                 let locked = try query(
                     "SELECT pg_try_advisory_lock($1)", binds { $0.append(PostgresJournalSchema.leaderLockKey) })
@@ -58,6 +58,9 @@ final class PostgresJournalStore {
                 var left = timespec()
                 while nanosleep(&pause, &left) == -1 && errno == EINTR { pause = left }
             }
+            // Only the leader upgrades an older journal: two brokers never run the upgrade at once, and a standby of
+            // this build waiting on an older leader leaves the journal as that leader reads it.
+            try migrate(from: version)
             switch sync {
             case .everyCommit: try query("SET synchronous_commit = on")
             case .interval: try query("SET synchronous_commit = off")
@@ -157,8 +160,10 @@ final class PostgresJournalStore {
         }
     }
 
-    /// Checks that the database holds a journal of a version this build reads, and reads the fingerprint seeds.
-    private func checkSchema() throws(JournalError) {
+    /// Checks that the database holds a journal of a version this build reads, and reads the fingerprint seeds;
+    /// returns the schema version (``PostgresJournalSchema/version`` or an older one that ``migrate(from:)``
+    /// upgrades).
+    private func checkSchema() throws(JournalError) -> Int64 {
         let exists = try query("SELECT to_regclass('meta') IS NOT NULL")
         guard try exists.rows.first?.cells(Bool.self, name) == true else {
             throw JournalError(
@@ -182,13 +187,46 @@ final class PostgresJournalStore {
                 message: "\(name) has schema version \(version), and this Concierge reads version "
                     + "\(PostgresJournalSchema.version) at most: run the newer Concierge that wrote it.")
         }
-        guard version == PostgresJournalSchema.version, let one = meta["fingerprint_seed_1"],
+        guard version >= PostgresJournalSchema.oldestVersion, let one = meta["fingerprint_seed_1"],
             let two = meta["fingerprint_seed_2"]
         else {
             throw JournalError(
                 code: .corrupt, message: "\(name) has schema version \(version), which no Concierge writes: damaged.")
         }
         fingerprintSeeds = [UInt64(bitPattern: one), UInt64(bitPattern: two)]
+        return version
+    }
+
+    /// Upgrades a journal of an older schema version to ``PostgresJournalSchema/version`` in one transaction (run
+    /// while this session holds the leader lock). The version row is updated only if it still holds `version`, so
+    /// the upgrade cannot run twice.
+    private func migrate(from version: Int64) throws(JournalError) {
+        guard version < PostgresJournalSchema.version else { return }
+        try query("BEGIN")
+        do throws(JournalError) {
+            for step in version..<PostgresJournalSchema.version {
+                guard let statements = PostgresJournalSchema.upgrades[step] else {
+                    throw JournalError(
+                        code: .corrupt, message: "\(name): no upgrade from schema version \(step) exists in this build."
+                    )
+                }
+                for statement in statements { try query(statement) }
+            }
+            let updated = try query(
+                PostgresJournalSchema.setVersion,
+                binds {
+                    $0.append(PostgresJournalSchema.version)
+                    $0.append(version)
+                })
+            guard updated.metadata.rows == 1 else {
+                throw JournalError(
+                    code: .corrupt, message: "\(name): its schema version changed while this broker upgraded it.")
+            }
+            try query("COMMIT")
+        } catch {
+            if !lost { _ = try? query("ROLLBACK") }
+            throw error
+        }
     }
 
     /// Creates the schema in one transaction; refuses a database that has a table `meta` already.
@@ -402,6 +440,12 @@ final class PostgresJournalStore {
                     fingerprint: try c.bytes(3), attempts: Int(try c.int64(4)), state: recordState,
                     endedAt: try c.optionalInt64(10)))
         }
+        for row in try query(PostgresJournalSchema.selectConversations, timeout: Self.recoveryTimeout).rows {
+            let c = Cells(row, name)
+            state.conversations.append(
+                JournalConversation(
+                    scope: try c.bytes(0), id: try c.bytes(1), state: try c.bytes(2), updatedAt: try c.int64(3)))
+        }
         var next: UInt64 = 1
         if let row = try query(PostgresJournalSchema.selectNextID).rows.first {
             next = max(next, UInt64(bitPattern: try Cells(row, name).int64(0)))
@@ -480,6 +524,15 @@ final class PostgresJournalStore {
                     $0.append(keys.map { ByteBuffer(bytes: $0.key) })
                 })
         }
+        if !segment.conversationDeletes.isEmpty {
+            let keys = segment.conversationDeletes
+            try query(
+                PostgresJournalSchema.deleteConversations,
+                binds {
+                    $0.append(keys.map { ByteBuffer(bytes: $0.scope) })
+                    $0.append(keys.map { ByteBuffer(bytes: $0.id) })
+                })
+        }
         var writes: [Part] = []
         if let highest = segment.highestAccepted {
             let requests = segment.accepted
@@ -518,6 +571,16 @@ final class PostgresJournalStore {
         if !segment.keyRecords.isEmpty {
             let records = segment.keyRecords
             writes.append(Part(PostgresJournalSchema.upsertKeyRecords) { Self.appendKeyRecords(records, to: &$0) })
+        }
+        if !segment.conversations.isEmpty {
+            let conversations = segment.conversations
+            writes.append(
+                Part(PostgresJournalSchema.upsertConversations) {
+                    $0.append(conversations.map { ByteBuffer(bytes: $0.scope) })
+                    $0.append(conversations.map { ByteBuffer(bytes: $0.id) })
+                    $0.append(conversations.map { ByteBuffer(bytes: $0.state) })
+                    $0.append(conversations.map(\.updatedAt))
+                })
         }
         _ = try run(writes)
         if !segment.listenerDeletes.isEmpty {

@@ -32,6 +32,8 @@ extension SQLiteJournal {
                         UNION SELECT client, request_id, version FROM results)
                     """)),
             keyRecords: Int(try connection.integer("SELECT count(*) FROM key_records")),
+            // A journal of version 1 has no conversations table until a broker opens (and upgrades) it.
+            conversations: version >= 2 ? Int(try connection.integer("SELECT count(*) FROM conversations")) : 0,
             nextRequestID: UInt64(max(next, highest + 1, 1)),
             fileBytes: SQLiteJournalSchema.fileSize(path) ?? 0)
     }

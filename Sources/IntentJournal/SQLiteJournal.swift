@@ -5,7 +5,8 @@ import Synchronization
 ///
 /// `SQLiteJournal.create(path:)` makes a journal (`concierge journal init`); `init(path:sync:)` opens an existing
 /// one only, so a mistyped path or a lost mount is an error, never a silent fresh start. Opening checks that the
-/// file is a Concierge journal of a version this build reads and runs `PRAGMA quick_check`; it takes an exclusive
+/// file is a Concierge journal of a version this build reads and runs `PRAGMA quick_check` (a journal of schema
+/// version 1 is then upgraded to version 2 in place, in one transaction: a `conversations` table); it takes an exclusive
 /// `flock` on `<path>-lock` that it holds until ``close()``, so a second broker on the same journal fails with
 /// ``JournalError/Code/locked``.
 ///
@@ -33,7 +34,7 @@ public final class SQLiteJournal: Journal {
 
     deinit { close() }
 
-    /// Creates an empty journal (schema version 1) at `path`: `concierge journal init`.
+    /// Creates an empty journal (schema version 2) at `path`: `concierge journal init`.
     ///
     /// - Throws: ``JournalError`` with code `journal-exists` if `path` exists (existing files are never replaced),
     ///   `journal-unreadable` or `journal-io` if it cannot be created.

@@ -4,10 +4,13 @@ import CSQLite
     import Glibc
 #endif
 
-/// The SQLite journal's schema (version 1) and the checks every open runs on a file before trusting it.
+/// The SQLite journal's schema (version 2) and the checks every open runs on a file before trusting it.
 enum SQLiteJournalSchema {
     /// The schema version this build writes and reads (`PRAGMA user_version`).
-    static let version: Int64 = 1
+    static let version: Int64 = 2
+    /// The oldest schema version this build opens: an older one is brought up to ``version`` in place when a broker
+    /// opens it (``migrate(_:from:)``), so that an existing journal keeps working after an upgrade.
+    static let oldestVersion: Int64 = 1
     /// `PRAGMA application_id` of a Concierge journal: "Conc".
     static let applicationID: Int64 = 0x436F_6E63
 
@@ -23,7 +26,7 @@ enum SQLiteJournalSchema {
     /// written after it, the earlier one stays until it expires, and recovery keeps the last one written per key.
     /// `result_seq` (rows of `requests`) and `seq` (rows of `results`) number results in the order they were
     /// written, from one counter; `meta.result_seq_reserved` is above every number used, advanced a million at a
-    /// time. `seq` keeps key records in the order they were last written.
+    /// time. `seq` keeps key records and conversations in the order they were last written.
     static let create = """
         BEGIN;
         CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT, WITHOUT ROWID;
@@ -60,10 +63,48 @@ enum SQLiteJournalSchema {
             UNIQUE(identity, intent_type, key)
         ) STRICT;
         CREATE INDEX key_records_by_end ON key_records(ended_at);
+        \(createConversations)
         PRAGMA application_id = \(applicationID);
         PRAGMA user_version = \(version);
         COMMIT;
         """
+
+    /// The table of version 2: one row per (scope, id), the broker's JSON document of the conversation in `state`.
+    /// `INSERT OR REPLACE` gives a replaced row a new `seq` (above every other), as for key records.
+    static let createConversations = """
+        CREATE TABLE conversations(
+            seq INTEGER PRIMARY KEY,
+            scope BLOB NOT NULL, id BLOB NOT NULL, state BLOB NOT NULL, updated_at INTEGER NOT NULL,
+            UNIQUE(scope, id)
+        ) STRICT;
+        """
+
+    /// What brings a journal of each older version to the next one, keyed by the older version; each runs in the
+    /// transaction of ``migrate(_:from:)``, which then sets `user_version`.
+    static let upgrades: [Int64: String] = [1: createConversations]
+
+    /// Brings the journal open on `connection` from schema `version` to ``version``, in one transaction (a crash
+    /// midway leaves it at `version`, and the next open migrates again). Only a broker's open runs it, under the
+    /// journal's lock; `check` and `backup` read an older version as it is.
+    static func migrate(_ connection: SQLiteConnection, from version: Int64) throws(JournalError) {
+        guard version < Self.version else { return }
+        try connection.execute("BEGIN IMMEDIATE")
+        do throws(JournalError) {
+            for step in version..<Self.version {
+                guard let sql = upgrades[step] else {
+                    throw JournalError(
+                        code: .corrupt,
+                        message: "\(connection.path): no upgrade from schema version \(step) exists in this build.")
+                }
+                try connection.execute(sql)
+            }
+            try connection.execute("PRAGMA user_version = \(Self.version)")
+            try connection.execute("COMMIT")
+        } catch {
+            if connection.inTransaction { try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
 
     /// Checks a file before SQLite opens it: it exists, is a regular file, and is readable and writable.
     static func checkFile(_ path: String) throws(JournalError) {
@@ -97,7 +138,7 @@ enum SQLiteJournalSchema {
 
     /// Checks an open file: a Concierge journal (application id), of a version this build reads, that passes
     /// `PRAGMA quick_check`. Runs before anything writes to the file (a zero-length file stays untouched).
-    /// Returns the schema version.
+    /// Returns the schema version: ``version``, or an older one that ``migrate(_:from:)`` upgrades.
     @discardableResult
     static func validate(_ connection: SQLiteConnection) throws(JournalError) -> Int64 {
         let path = connection.path
@@ -118,7 +159,7 @@ enum SQLiteJournalSchema {
                 message: "\(path) has schema version \(version), and this Concierge reads version \(Self.version) at "
                     + "most: run the newer Concierge that wrote it.")
         }
-        guard version == Self.version else {
+        guard version >= oldestVersion else {
             throw JournalError(
                 code: .corrupt, message: "\(path) has schema version \(version), which no Concierge writes: damaged.")
         }

@@ -23,6 +23,7 @@ final class SQLiteJournalStore {
         let insertRequest, insertListener, deleteListener, deleteListeners, dispatch: SQLiteStatement
         let selectOpenKey, endInPlace, deleteRequest, insertResult: SQLiteStatement
         let upsertKeyRecord, deleteKeyRecord, expireEnded, expireResults, expireKeyRecords: SQLiteStatement
+        let upsertConversation, deleteConversation, selectConversations: SQLiteStatement
         let advanceNextID, reserveResultSeqs: SQLiteStatement
         let selectRequests, selectListeners, selectEnded, selectResults, selectKeyRecords: SQLiteStatement
         let selectNextID, selectHighestID: SQLiteStatement
@@ -68,6 +69,10 @@ final class SQLiteJournalStore {
                 """)
             deleteKeyRecord = try c.prepare(
                 "DELETE FROM key_records WHERE identity = ?1 AND intent_type = ?2 AND key = ?3")
+            upsertConversation = try c.prepare(
+                "INSERT OR REPLACE INTO conversations(scope, id, state, updated_at) VALUES(?1, ?2, ?3, ?4)")
+            deleteConversation = try c.prepare("DELETE FROM conversations WHERE scope = ?1 AND id = ?2")
+            selectConversations = try c.prepare("SELECT scope, id, state, updated_at FROM conversations ORDER BY seq")
             expireEnded = try c.prepare("DELETE FROM requests WHERE stored_at < ?1")
             expireResults = try c.prepare("DELETE FROM results WHERE stored_at < ?1")
             expireKeyRecords = try c.prepare("DELETE FROM key_records WHERE ended_at < ?1")
@@ -119,7 +124,7 @@ final class SQLiteJournalStore {
         let connection = try SQLiteConnection(path: path, flags: SQLITE_OPEN_READWRITE)
         // Another process (a `sqlite3` shell, a backup) may hold a lock for a moment; a broker never waits long.
         sqlite3_busy_timeout(connection.handle, 1000)
-        try SQLiteJournalSchema.validate(connection)
+        let version = try SQLiteJournalSchema.validate(connection)
         let mode = try connection.texts("PRAGMA journal_mode = WAL")
         guard mode == ["wal"] else {
             throw JournalError(code: .io, message: "\(path): cannot switch to WAL mode (SQLite answered \(mode)).")
@@ -128,6 +133,9 @@ final class SQLiteJournalStore {
         case .everyCommit: try connection.execute("PRAGMA synchronous = FULL")
         case .interval: try connection.execute("PRAGMA synchronous = NORMAL")
         }
+        // A journal of an older version is upgraded under the lock, before any statement of this version is
+        // prepared against it.
+        try SQLiteJournalSchema.migrate(connection, from: version)
         try connection.execute("PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = 67108864")
         statements = try Statements(connection)
         let reserved = max(1, try connection.integer("SELECT value FROM meta WHERE key = 'result_seq_reserved'"))
@@ -175,8 +183,8 @@ final class SQLiteJournalStore {
     private func read(_ s: Statements) throws(JournalError) -> JournalState {
         // A read that failed midway left its statement on a row: start every query from its first row.
         for query in [
-            s.selectRequests, s.selectListeners, s.selectEnded, s.selectResults, s.selectKeyRecords, s.selectNextID,
-            s.selectHighestID,
+            s.selectRequests, s.selectListeners, s.selectEnded, s.selectResults, s.selectKeyRecords,
+            s.selectConversations, s.selectNextID, s.selectHighestID,
         ] {
             query.reset()
         }
@@ -220,6 +228,11 @@ final class SQLiteJournalStore {
                 JournalKeyRecord(
                     identity: q.blob(0), intentType: q.blob(1), key: q.blob(2), fingerprint: q.blob(3),
                     attempts: Int(q.int64(4)), state: recordState, endedAt: q.isNull(10) ? nil : q.int64(10)))
+        }
+        while try s.selectConversations.step() {
+            let q = s.selectConversations
+            state.conversations.append(
+                JournalConversation(scope: q.blob(0), id: q.blob(1), state: q.blob(2), updatedAt: q.int64(3)))
         }
         var next: UInt64 = 1
         if try s.selectNextID.step() {
@@ -418,6 +431,17 @@ final class SQLiteJournalStore {
         case .keyRecordsExpired(let endedBefore):
             try s.expireKeyRecords.bind(1, endedBefore)
             try s.expireKeyRecords.run()
+        case .conversation(let conversation):
+            let q = s.upsertConversation
+            try q.bind(1, conversation.scope)
+            try q.bind(2, conversation.id)
+            try q.bind(3, conversation.state)
+            try q.bind(4, conversation.updatedAt)
+            try q.run()
+        case .conversationRemoved(let scope, let id):
+            try s.deleteConversation.bind(1, scope)
+            try s.deleteConversation.bind(2, id)
+            try s.deleteConversation.run()
         }
     }
 

@@ -39,6 +39,10 @@ public protocol Intent: Sendable {
     /// (PROTOCOL.md section 5.16), and a changed definition needs a new one to be served beside the old.
     static var definitionVersion: Int { get }
 
+    /// How often a conversation the broker carries may ask about one parameter (its file's `"maxAsks"`, 1 to 100);
+    /// nil by default, for the broker's `--conversation-max-asks` (PROTOCOL.md section 4.11).
+    static var conversationMaxAsks: Int? { get }
+
     /// An optional identifier the client gave the intent (e.g. for idempotency or logging).
     var identifier: String? { get set }
 
@@ -51,4 +55,5 @@ extension Intent {
     public static var confirmCodes: [ConfirmCode] { ConfirmCode.standard }
     public static var handleCodes: [HandleCode] { HandleCode.standard }
     public static var definitionVersion: Int { 1 }
+    public static var conversationMaxAsks: Int? { nil }
 }

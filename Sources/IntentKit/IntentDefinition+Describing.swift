@@ -30,5 +30,6 @@ extension IntentDefinition {
             handleCodes: I.handleCodes.map(\.rawValue)
         )
         self.version = I.definitionVersion
+        self.maxAsks = I.conversationMaxAsks
     }
 }

@@ -38,6 +38,13 @@ extension IntentDefinition {
             }
             version = number
         }
+        var maxAsks: Int?
+        if let value = top.take("maxAsks") {
+            guard let number = value.intValue, (1...100).contains(number) else {
+                throw _Fields.shape("\"maxAsks\" must be a whole number from 1 to 100")
+            }
+            maxAsks = number
+        }
         try top.finish()
 
         var parameters: [Parameter] = []
@@ -68,6 +75,7 @@ extension IntentDefinition {
             handleCodes: handleCodes
         )
         self.version = version
+        self.maxAsks = maxAsks
         try validate()
     }
 
@@ -140,6 +148,7 @@ extension IntentDefinition {
             "handleCodes": .array(handleCodes.map { .string($0) }),
         ]
         if version != 1 { object["version"] = .int(Int64(version)) }
+        if let maxAsks { object["maxAsks"] = .int(Int64(maxAsks)) }
         return .object(object)
     }
 }

@@ -77,9 +77,12 @@ public struct IntentDefinition: Sendable, Hashable, Codable {
     /// The definition's version, 1 unless the file says `"version"`: a changed definition gets a new one, so that a
     /// broker allowing rolling upgrades serves old and new workers side by side (PROTOCOL.md section 5.16).
     public var version: Int = 1
+    /// How often a conversation the broker carries may ask about one parameter of this intent before it ends
+    /// `too-many-asks` (PROTOCOL.md section 4.11), 1 to 100; nil for the broker's default.
+    public var maxAsks: Int?
 
     private enum CodingKeys: String, CodingKey {
-        case intent, description, parameters, enums, confirmCodes, handleCodes, version
+        case intent, description, parameters, enums, confirmCodes, handleCodes, version, maxAsks
     }
 
     /// Decodes a definition; `version` may be absent (1).
@@ -92,6 +95,7 @@ public struct IntentDefinition: Sendable, Hashable, Codable {
         confirmCodes = try container.decode([String].self, forKey: .confirmCodes)
         handleCodes = try container.decode([String].self, forKey: .handleCodes)
         version = try container.decodeIfPresent(Int.self, forKey: .version) ?? 1
+        maxAsks = try container.decodeIfPresent(Int.self, forKey: .maxAsks)
     }
 
     /// Creates a definition.

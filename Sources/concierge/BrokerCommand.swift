@@ -103,6 +103,30 @@ struct BrokerOptions: ParsableArguments {
     @Option(help: "Most bytes of ended idempotency records (scopes and stored replies) kept.")
     var idempotencyMemory: Int = Defaults.broker.idempotencyMemory
 
+    @Option(help: "How long a conversation may wait for its caller's next turn before it ends `expired`, in seconds.")
+    var conversationTtl: Int = Defaults.broker.conversationTTL.wholeSeconds
+
+    @Option(
+        help: "Most conversations kept (open ones, and ended ones for the result TTL); a new one past it is `busy`.")
+    var maxConversations: Int = Defaults.broker.maxConversations
+
+    @Option(help: "Most bytes of conversations (intents and kept replies); a new one past it is `busy`.")
+    var conversationsMemory: Int = Defaults.broker.conversationsMemory
+
+    @Option(
+        help: "How often a conversation may ask about one parameter, unless its intent definition says (`maxAsks`).")
+    var conversationMaxAsks: Int = Defaults.broker.conversationMaxAsks
+
+    @Option(
+        help: """
+            Record the transcripts of conversations that ask for it (flag `record`) in this directory, one JSON Lines \
+            file each (Docs/TRANSCRIPTS.md).
+            """)
+    var transcripts: String?
+
+    @Flag(help: "With --transcripts: record every conversation, not only those that ask for it.")
+    var recordAllConversations = false
+
     @Option(
         help: """
             The last phase a lifecycle's job runs on one CIPW03 worker before coming back to the broker: `off` (a \
@@ -197,6 +221,12 @@ struct BrokerOptions: ParsableArguments {
         configuration.lifecycleChainEnd = chainLifecycle == "off" ? .resolve : RequestPhase(chainLifecycle) ?? .confirm
         configuration.maxCrashRetries = maxCrashRetries
         configuration.allowDefinitionUpgrades = allowDefinitionUpgrades
+        configuration.conversationTTL = .seconds(conversationTtl)
+        configuration.maxConversations = maxConversations
+        configuration.conversationsMemory = conversationsMemory
+        configuration.conversationMaxAsks = conversationMaxAsks
+        configuration.transcriptDirectory = transcripts
+        configuration.recordAllConversations = recordAllConversations
         return configuration
     }
 
@@ -214,6 +244,16 @@ struct BrokerOptions: ParsableArguments {
         guard !journal.isEmpty else { throw ValidationError("--journal takes a path or `none`") }
         guard ["off", "confirm", "handle"].contains(chainLifecycle) else {
             throw ValidationError("--chain-lifecycle takes `off`, `confirm` or `handle`")
+        }
+        guard (1...100).contains(conversationMaxAsks) else {
+            throw ValidationError("--conversation-max-asks takes 1 to 100 (got \(conversationMaxAsks))")
+        }
+        guard conversationTtl >= 1, maxConversations >= 0, conversationsMemory >= 0 else {
+            throw ValidationError(
+                "--conversation-ttl takes 1 second or more; --max-conversations and --conversations-memory 0 or more")
+        }
+        guard transcripts != nil || !recordAllConversations else {
+            throw ValidationError("--record-all-conversations needs --transcripts DIR")
         }
         guard (0...100).contains(maxCrashRetries) else {
             throw ValidationError("--max-crash-retries takes 0 to 100 (got \(maxCrashRetries))")

@@ -24,7 +24,7 @@ struct JournalCommand: ParsableCommand {
 
     struct Init: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create an empty journal (schema version 1) at PATH, or in the PostgreSQL database at URL.",
+            abstract: "Create an empty journal (schema version 2) at PATH, or in the PostgreSQL database at URL.",
             discussion: """
                 PATH is a SQLite file; an argument starting with postgres:// or postgresql:// \
                 (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE) creates the journal's tables in that database, \
@@ -48,7 +48,7 @@ struct JournalCommand: ParsableCommand {
             } catch {
                 throw JournalCommand.fail(error)
             }
-            print("concierge journal: created \(isURL ? PostgresJournal.redacted(path) : path) (schema version 1)")
+            print("concierge journal: created \(isURL ? PostgresJournal.redacted(path) : path) (schema version 2)")
         }
     }
 
@@ -58,7 +58,7 @@ struct JournalCommand: ParsableCommand {
             discussion: """
                 Opens the journal without locking it (safe while a broker runs), checks that it is a Concierge \
                 journal of a version this build reads, runs SQLite's quick_check, and prints the open requests, \
-                stored results and idempotency records. Exit status: 0 when the journal is sound, 1 otherwise \
+                stored results, idempotency records and conversations. Exit status: 0 when the journal is sound, 1 otherwise \
                 (journal-missing, journal-unreadable, journal-corrupt, journal-newer-version, journal-io).
                 """
         )
@@ -80,6 +80,7 @@ struct JournalCommand: ParsableCommand {
                 duplicates attached: \(summary.listeners))
                 results: \(summary.results)
                 key records: \(summary.keyRecords)
+                conversations: \(summary.conversations)
                 next request id: \(summary.nextRequestID)
                 """)
         }

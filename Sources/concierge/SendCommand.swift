@@ -29,7 +29,14 @@ struct SendCommand: AsyncParsableCommand {
             them) with the same idempotency key (a random one when --idempotency-key is not given); every line \
             then has "attempt": n, and each retry is announced on standard error. Ctrl-C (SIGINT) while waiting \
             sends CANCEL for the request and prints the reply that ends it: error cancelled (exit status 130), or \
-            its final reply if it finished first (0); a second Ctrl-C exits at once (130).
+            its final reply if it finished first (0); a second Ctrl-C exits at once (130). With --converse, the \
+            intent (an argument) starts a conversation (CIPC03; Docs/CONVERSATIONS.md): each turn's ending is \
+            printed, what the broker asks is said on standard error (recipient: choose one of 0) ... 1) ...; size: \
+            needs a value; Ready to handle SendPayment? [y/n]), and the answers are taken from --answer, else read \
+            from standard input (a number for an option, y or n for a confirmation, else a value: JSON, or the text \
+            as a string); only the answers are sent. Standard input closing ends the conversation (END). Exit \
+            status with --converse: 0 when the conversation ends completed, 1 when it ends otherwise, 2 and 3 as \
+            above; Ctrl-C ends the conversation (END) and exits 130.
             """
     )
 
@@ -89,6 +96,38 @@ struct SendCommand: AsyncParsableCommand {
             valueName: "backend"))
     var check: String?
 
+    @Flag(
+        help: """
+            Start a conversation with the intent and answer what the broker asks, turn by turn, from --answer and \
+            standard input (the intent must then be an argument).
+            """)
+    var converse = false
+
+    @Option(
+        help: ArgumentHelp(
+            "With --converse, the conversation id (1 to 255 printable ASCII bytes; default: generated).",
+            valueName: "id"))
+    var conversationID: String?
+
+    @Option(
+        name: .customLong("answer"),
+        help: ArgumentHelp(
+            "With --converse, an answer given in advance, used once for the first ask it fits: P=option:N, "
+                + "P=confirm:yes|no, P=VALUE (JSON, else text; P=value:TEXT for text starting option:), "
+                + "confirm:yes|no (the whole intent). Repeatable.",
+            valueName: "answer"))
+    var answers: [String] = []
+
+    @Flag(help: "With --converse, ask the broker to record a transcript of the conversation (the record flag).")
+    var record = false
+
+    @Flag(
+        help: """
+            With --converse, stop before handle and ask "Ready to handle ...? [y/n]" (the confirm flag: the broker \
+            waits for a yes once confirm answers ready).
+            """)
+    var confirmBeforeHandle = false
+
     @Argument(help: "The intent as JSON (default: read standard input).")
     var json: String?
 
@@ -118,8 +157,30 @@ struct SendCommand: AsyncParsableCommand {
         if let connectTimeoutMs, connectTimeoutMs < 1 {
             throw ValidationError("--connect-timeout-ms takes 1 or more")
         }
+        if converse {
+            try validateConversation()
+        } else if !answers.isEmpty || conversationID != nil || record || confirmBeforeHandle {
+            throw ValidationError("--answer, --conversation-id, --record and --confirm-before-handle need --converse")
+        }
         if json == nil { json = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) }
         _ = try Self.interaction(json ?? "")
+    }
+
+    /// The flags of `--converse`: standard input carries the answers, so the intent is an argument; a conversation
+    /// runs the lifecycle, and its turns are keyed by their numbers, not by an idempotency key.
+    private func validateConversation() throws {
+        guard json != nil else {
+            throw ValidationError("--converse takes the intent as an argument (standard input carries the answers)")
+        }
+        guard phase == "lifecycle" else { throw ValidationError("--converse runs the lifecycle: leave out --phase") }
+        guard idempotencyKey == nil, id == nil else {
+            throw ValidationError(
+                "--converse numbers its turns (a retried turn never runs twice): leave out --idempotency-key and --id")
+        }
+        if let conversationID, !ConciergeClient.isValidConversationID(conversationID) {
+            throw ValidationError("--conversation-id takes 1 to 255 bytes of printable ASCII (no spaces)")
+        }
+        for answer in answers { _ = try ScriptedAnswer.parse(answer) }
     }
 
     /// The Interaction to send and its intent type: `text` is an intent (`{"type": ..., "parameters": ...}`) or a
@@ -221,6 +282,13 @@ struct SendCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
 
+        if converse {
+            throw ExitCode(
+                await converse(
+                    client, interaction: interaction, intentType: intentType,
+                    deadline: deadlineMs.map { .milliseconds($0) }))
+        }
+
         let printer = SendPrinter(showAttempt: retry > 1)
         let (outcomes, outcome) = AsyncStream<SendOutcome>.makeStream()
         let policy = retry > 1 ? RetryPolicy(maxAttempts: retry) : nil
@@ -290,6 +358,35 @@ struct SendCommand: AsyncParsableCommand {
                 throw ExitCode(Self.cancelledStatus)
             }
         }
+    }
+
+    /// `--converse`: the conversation, turn by turn (``ConverseSession``); Ctrl-C ends it (END) and exits 130.
+    private func converse(
+        _ client: ConciergeClient, interaction: JSONValue, intentType: String, deadline: Duration?
+    ) async -> Int32 {
+        let conversationID = self.conversationID ?? ConciergeClient.makeConversationID()
+        var flags: ConversationFlags = []
+        if record { flags.insert(.record) }
+        if confirmBeforeHandle { flags.insert(.confirmBeforeHandle) }
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT)
+        interrupt.setEventHandler {
+            Task {
+                let ended = try? await client.endConversation(conversationID)
+                FileHandle.standardError.write(
+                    Data(
+                        "concierge send: interrupted: conversation \(conversationID) \(ended == nil ? "left to expire" : "ended")\n"
+                            .utf8))
+                Foundation.exit(Self.cancelledStatus)
+            }
+        }
+        interrupt.resume()
+        defer { interrupt.cancel() }
+        var session = ConverseSession(
+            client: client, conversationID: conversationID,
+            scripted: answers.compactMap { try? ScriptedAnswer.parse($0) },
+            deadline: deadline, retry: RetryPolicy(maxAttempts: retry > 1 ? retry : 3))
+        return await session.run(intentType: intentType, body: interaction.serialized(), flags: flags)
     }
 
     /// Whether the broker answers a PING within `timeout`. (Not a task group: it would wait for the PING, which

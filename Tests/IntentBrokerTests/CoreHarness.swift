@@ -1,3 +1,4 @@
+import ConciergeJSON
 import IntentJournal
 import IntentWire
 import Logging
@@ -48,6 +49,8 @@ struct CoreHarness: ~Copyable {
     var unreachable: Set<String> = []
     /// Checked after every step.
     var checkInvariants = true
+    /// Every transcript line the core asked the shell to write, in order.
+    var transcript: [(conversation: String, step: TranscriptLine.Step, line: JSONObject)] = []
 
     /// With a journal: what the journal holds, as the shell would have committed it batch by batch.
     var journal: JournalModel?
@@ -116,7 +119,8 @@ struct CoreHarness: ~Copyable {
         unreachable = []
         core.restore(
             requests: journal.recoveredRequests, results: journal.recoveredResults,
-            keyRecords: journal.recoveredKeyRecords, nextRequestID: journal.nextRequestID, now: now)
+            keyRecords: journal.recoveredKeyRecords, conversations: journal.recoveredConversations,
+            nextRequestID: journal.nextRequestID, now: now)
         settle()
     }
 
@@ -140,6 +144,35 @@ struct CoreHarness: ~Copyable {
             request, client: Array(client.utf8), body: Array(body.utf8),
             fingerprint: key == nil ? nil : BodyFingerprint(Array(body.utf8)), identity: Array(identity.utf8), now: now)
         settle()
+    }
+
+    /// The client sends TURN `number` of conversation `conversation` (version 03) as request `id`.
+    mutating func turn(
+        _ id: String, conversation: String, number: Int, body: String, flags: ClientTurn.Flags = [],
+        deadlineMs: Int? = nil, client: String = "c1", identity: String = ""
+    ) {
+        let turn = ClientTurn(
+            requestID: Array(id.utf8), conversationID: Array(conversation.utf8), turn: number,
+            deadlineMilliseconds: deadlineMs, bodySize: body.utf8.count, flags: flags)
+        core.turn(turn, client: Array(client.utf8), body: Array(body.utf8), identity: Array(identity.utf8), now: now)
+        settle()
+    }
+
+    /// The client reads conversation `conversation` (CONVERSATION); returns the answer.
+    @discardableResult
+    mutating func readConversation(_ conversation: String, client: String = "c1", identity: String = "") -> Reply? {
+        core.readConversation(
+            id: Array(conversation.utf8), client: Array(client.utf8), identity: Array(identity.utf8), now: now)
+        settle()
+        return replies.last { $0.command == .conversation && $0.id == conversation && $0.client == client }
+    }
+
+    /// The client ends conversation `conversation` (END); returns the answer.
+    @discardableResult
+    mutating func endConversation(_ conversation: String, client: String = "c1") -> Reply? {
+        core.endConversation(id: Array(conversation.utf8), client: Array(client.utf8), now: now)
+        settle()
+        return replies.last { $0.command == .conversation && $0.id == conversation && $0.client == client }
     }
 
     mutating func status(_ id: String, client: String = "c1") {
@@ -361,6 +394,8 @@ struct CoreHarness: ~Copyable {
                 pongs.append(String(decoding: client, as: UTF8.self))
             case .control(let routingID, _, let control):
                 controls.append((String(decoding: routingID, as: UTF8.self), control))
+            case .transcript(let line):
+                transcript.append((line.conversation.name, line.step, line.line))
             }
         }
     }

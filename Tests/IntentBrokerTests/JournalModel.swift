@@ -20,6 +20,8 @@ struct JournalModel {
     var results: [RequestKey: (result: ResultStore<[UInt8]>.Result, at: UInt64)] = [:]
     var keyRecords: [IdempotencyScope: (record: KeyRecord, endedAt: UInt64?)] = [:]
     var nextRequestID: RequestID = 1
+    /// Conversations by owner and id: the document the broker last wrote.
+    var conversations: [ConversationKey: [UInt8]] = [:]
     var commits = 0
     /// The keys the last commit stored an ending for (one that also expired in that commit was recorded all the
     /// same: a commit that gathered a long while may hold both).
@@ -55,6 +57,10 @@ struct JournalModel {
                 endedInLastCommit.insert(key)
             case .resultsExpired(let before):
                 results = results.filter { $0.value.at > before }
+            case .conversation(let key, let document):
+                conversations[key] = document
+            case .conversationRemoved(let key):
+                conversations.removeValue(forKey: key)
             }
         }
         for scope in changed {
@@ -106,10 +112,13 @@ struct JournalModel {
     static func refusedBeforeAcceptance(_ reply: ClientReply<[UInt8]>) -> Bool {
         guard reply.status == .error, case .bytes(let body) = reply.payload else { return false }
         let text = String(decoding: body, as: UTF8.self)
-        return ["busy", "duplicate-request", "unknown-intent", "shutting-down", "idempotency-conflict", "unavailable"]
-            .contains {
-                text.hasPrefix(#"{"code":""# + $0 + "\"")
-            }
+        return [
+            "busy", "duplicate-request", "unknown-intent", "shutting-down", "idempotency-conflict", "unavailable",
+            "unknown-conversation", "conversation-ended", "turn-mismatch", "not-asked", "bad-option", "bad-answer",
+        ]
+        .contains {
+            text.hasPrefix(#"{"code":""# + $0 + "\"")
+        }
     }
 
     var recoveredRequests: [RecoveredRequest<[UInt8]>] {
@@ -123,6 +132,10 @@ struct JournalModel {
                 handleDispatched: entry.handleDispatched,
                 listeners: entry.listeners.map { ($0.key, $0.version, $0.actAt) })
         }
+    }
+
+    var recoveredConversations: [RecoveredConversation] {
+        conversations.map { RecoveredConversation(key: $0.key, document: $0.value) }
     }
 
     var recoveredResults: [RecoveredResult<[UInt8]>] {

@@ -57,6 +57,7 @@ import Testing
             .accepted(Sample.request(1)), .accepted(Sample.request(2)), .handleDispatched(request: 2),
             .stored([Sample.result(Sample.key("c", "r"), storedAt: 1)]),
             .keyRecord(Sample.keyRecord("k", state: .inFlight(request: 1), endedAt: nil)),
+            .conversation(Sample.conversation("c-1", scope: "client-a", turn: 1, at: 5)),
         ])
         // Check and backup work while the journal is open (a broker running).
         outcome = try concierge("journal", "check", path)
@@ -64,6 +65,7 @@ import Testing
         #expect(outcome.output.contains("requests open: 2 (handle dispatched: 1"))
         #expect(outcome.output.contains("results: 1"))
         #expect(outcome.output.contains("key records: 1"))
+        #expect(outcome.output.contains("conversations: 1"))
         #expect(outcome.output.contains("next request id: 3"))
         let copy = directory.file("copy.journal")
         outcome = try concierge("journal", "backup", path, copy)

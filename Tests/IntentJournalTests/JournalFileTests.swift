@@ -88,7 +88,7 @@ import Testing
 
     @Test func aJournalOfANewerVersionIsRefused() throws {
         let path = try directory.journal()
-        try withDatabase(path) { try exec($0, "PRAGMA user_version = 2") }
+        try withDatabase(path) { try exec($0, "PRAGMA user_version = 3") }
         expectOpenFails(path, .newerVersion)
     }
 

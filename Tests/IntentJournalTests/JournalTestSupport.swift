@@ -57,6 +57,14 @@ enum Sample {
     }
 }
 
+extension Sample {
+    /// A conversation record whose state is a small JSON document naming its turn.
+    static func conversation(_ id: String, scope: String = "client-a", turn: Int, at: Int64) -> JournalConversation {
+        JournalConversation(
+            scope: bytes(scope), id: bytes(id), state: bytes("{\"id\":\"\(id)\",\"turn\":\(turn)}"), updatedAt: at)
+    }
+}
+
 extension SQLiteJournal {
     /// Opens `path`, recovers, closes.
     static func recovered(_ path: String) throws -> JournalState {

@@ -74,6 +74,28 @@ import Testing
         }
     }
 
+    /// `batch` with up to two conversation operations (writes and removals of a few conversations) inserted at random
+    /// places. They come from a generator of their own, `c`, so that the other operations stay the ones each seed
+    /// drew before conversations existed.
+    static func withConversations(
+        _ batch: [JournalOperation], _ c: inout SeededGenerator, now: Int64
+    ) -> [JournalOperation] {
+        var batch = batch
+        for _ in 0..<Int.random(in: 0...2, using: &c) {
+            let scope = Array("s\(Int.random(in: 0...1, using: &c))".utf8)
+            let id = Array("v\(Int.random(in: 0...4, using: &c))".utf8)
+            let operation: JournalOperation =
+                Int.random(in: 0...2, using: &c) == 0
+                ? .conversationRemoved(scope: scope, id: id)
+                : .conversation(
+                    JournalConversation(
+                        scope: scope, id: id, state: Array("{\"turn\":\(Int.random(in: 1...9, using: &c))}".utf8),
+                        updatedAt: now))
+            batch.insert(operation, at: Int.random(in: 0...batch.count, using: &c))
+        }
+        return batch
+    }
+
     @Test(arguments: [1, 2, 3, 4] as [UInt64])
     func randomBatchesGiveTheSameStateAsTheReference(seed: UInt64) throws {
         let directory = try TemporaryDirectory()
@@ -81,13 +103,15 @@ import Testing
         var journal = try SQLiteJournal(path: path, sync: seed % 2 == 0 ? .everyCommit : .interval(.milliseconds(5)))
         let model = MemoryJournal()
         var g = SeededGenerator(state: seed)
+        var c = SeededGenerator(state: seed &+ 1_000)
         var nextID: UInt64 = 1
         var rejected = 0
         for round in 0..<300 {
             let now = 1_000 + Int64(round)
-            let batch = (0..<Int.random(in: 0...6, using: &g)).map { _ in
+            let drawn = (0..<Int.random(in: 0...6, using: &g)).map { _ in
                 Self.operation(&g, nextID: &nextID, now: now)
             }
+            let batch = Self.withConversations(drawn, &c, now: now)
             var sqliteError: JournalError?
             var modelError: JournalError?
             do { try journal.commit(batch) } catch { sqliteError = error }
@@ -104,6 +128,7 @@ import Testing
         #expect(rejected > 5)  // the rejected batches were exercised
         let state = try model.recover()
         #expect(state.requests.count > 5 && state.results.count > 5 && state.keyRecords.count > 3)
+        #expect(state.conversations.count > 2)
         journal.close()
     }
 }

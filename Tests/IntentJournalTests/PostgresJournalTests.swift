@@ -111,13 +111,15 @@ import Testing
             var journal = try PostgresJournal(url: url, sync: seed % 2 == 0 ? .everyCommit : .interval(.seconds(1)))
             let model = MemoryJournal()
             var g = ModelTests.SeededGenerator(state: seed)
+            var c = ModelTests.SeededGenerator(state: seed &+ 1_000)
             var nextID: UInt64 = 1
             var rejected = 0
             for round in 0..<200 {
                 let now = 1_000 + Int64(round)
-                let batch = (0..<Int.random(in: 0...6, using: &g)).map { _ in
+                let drawn = (0..<Int.random(in: 0...6, using: &g)).map { _ in
                     ModelTests.operation(&g, nextID: &nextID, now: now)
                 }
+                let batch = ModelTests.withConversations(drawn, &c, now: now)
                 var postgresError: JournalError?
                 var modelError: JournalError?
                 do { try journal.commit(batch) } catch { postgresError = error }
@@ -136,6 +138,7 @@ import Testing
             #expect(rejected > 3)
             let state = try model.recover()
             #expect(state.requests.count > 5 && state.results.count > 5 && state.keyRecords.count > 3)
+            #expect(state.conversations.count > 2)
             journal.close()
         }
     }
@@ -184,6 +187,7 @@ import Testing
             #expect(rejected > 3 && rejected < 100, "\(rejected) rejected")
             #expect(cut > 3, "\(cut) batches cut")
             #expect(richest.0 > 5 && richest.1 > 5 && richest.2 > 3 && richest.3, "\(richest)")
+            #expect(try model.recover().conversations.count > 2)
             journal.close()
         }
     }
@@ -244,9 +248,13 @@ import Testing
             open.removeAll { $0 == id }
             ended.append(id)
         }
+        func conversation() -> JournalConversation {
+            JournalConversation(
+                scope: bytes("s", 0...1), id: bytes("v", 0...3), state: bytes("{\"turn\":", 0...9), updatedAt: now)
+        }
         for _ in 0..<Int.random(in: 1...40, using: &g) {
             let someOpen = open.randomElement(using: &g)
-            switch Int.random(in: 0...99, using: &g) {
+            switch Int.random(in: 0...109, using: &g) {
             case 0..<14: _ = accept()
             case 14..<20: if let id = someOpen { batch.append(.handleDispatched(request: id)) }
             case 20..<30: if let id = someOpen { end(id) }
@@ -295,6 +303,12 @@ import Testing
                     batch.append(.attached(request: nextID, key()))
                     _ = accept()
                 }
+            case 100..<106: batch.append(.conversation(conversation()))
+            case 106..<110:
+                // Removed, sometimes written again in the same batch (the delete runs before the upserts).
+                let written = conversation()
+                batch.append(.conversationRemoved(scope: written.scope, id: written.id))
+                if Bool.random(using: &g) { batch.append(.conversation(written)) }
             default:
                 if let id = someOpen { batch.append(.detached(request: id, key())) }
             }
@@ -367,6 +381,8 @@ import Testing
                         Sample.keyRecord(
                             "k\(id)", state: .completed(isError: false, phase: "handle", body: [1]), endedAt: 5)),
                     .ended(request: id, results: [Sample.result(Sample.key("client-a", "req-\(id)"), storedAt: 7)]),
+                    // A conversation turn's state, written in the transaction of its request.
+                    .conversation(Sample.conversation("c\(id % 3)", turn: Int(id), at: 7)),
                 ]
             }
         }
@@ -381,6 +397,7 @@ import Testing
         #expect(many <= 5)
         let state = try store.recover()
         #expect(state.requests.isEmpty && state.results.count == 201 && state.keyRecords.count == 201)
+        #expect(state.conversations.map(\.id) == ["c1", "c2", "c0"].map(Sample.bytes))
         #expect(state.nextRequestID == 202)
     }
 
@@ -411,6 +428,41 @@ import Testing
         #expect(journal.statistics.commits == 2)
     }
 
+    @Test func conversationsAreWrittenReplacedAndRemoved() throws {
+        let url = try database("conversations")
+        try ConversationChecks.writeReplaceAndRemove(try PostgresJournal(url: url)) { journal in
+            journal.close()
+            return try PostgresJournal(url: url)
+        }
+        try ConversationChecks.aFailedCommitWritesNoneOfIt(try PostgresJournal(url: try database("conversations2")))
+    }
+
+    /// A journal of schema version 1 (made here by undoing version 2's one change) is upgraded in place by the
+    /// broker that takes leadership, keeping what it holds.
+    @Test func aVersionOneJournalIsUpgradedByItsLeader() throws {
+        let url = try database("upgrade")
+        var journal = try PostgresJournal(url: url)
+        try journal.commit([.accepted(Sample.request(1))])
+        journal.close()
+        try psql(
+            database: "upgrade",
+            "DROP TABLE conversations; UPDATE meta SET value = 1 WHERE key = 'schema_version'")
+        journal = try PostgresJournal(url: url)
+        let state = try journal.recover()
+        #expect(state.requests.map(\.id) == [1] && state.conversations.isEmpty)
+        let conversation = Sample.conversation("c-1", turn: 1, at: 5)
+        try journal.commit([.conversation(conversation)])
+        journal.close()
+        // Version 2 now: a check that fails (psql exits non-zero) on any other version.
+        try psql(
+            database: "upgrade",
+            "DO $$ BEGIN IF (SELECT value FROM meta WHERE key = 'schema_version') <> 2 THEN "
+                + "RAISE EXCEPTION 'not version 2'; END IF; END $$")
+        journal = try PostgresJournal(url: url)
+        #expect(try journal.recover().conversations == [conversation])
+        journal.close()
+    }
+
     @Test func schemaChecks() throws {
         let url = try database("schema")
         expectError(.exists) { try PostgresJournal.create(url: url) }
@@ -420,7 +472,7 @@ import Testing
         try server.sql("CREATE DATABASE newer")
         let newer = "postgres://concierge@\(server.host):\(server.port)/newer"
         try PostgresJournal.create(url: newer)
-        try psql(database: "newer", "UPDATE meta SET value = 2 WHERE key = 'schema_version'")
+        try psql(database: "newer", "UPDATE meta SET value = 3 WHERE key = 'schema_version'")
         expectError(.newerVersion) { _ = try PostgresJournal(url: newer) }
         // A failed create leaves nothing behind: the existing journal still opens.
         let journal = try PostgresJournal(url: url)

@@ -12,6 +12,8 @@ enum BrokerAction<Body> {
     /// Send a control message to a worker, in its protocol version, after every JOB booked before it (sections 5.5,
     /// 5.8, 5.9, 5.13).
     case control(routingID: [UInt8], version: UInt8, WorkerControl)
+    /// Write a line of a recorded conversation's transcript (`Docs/TRANSCRIPTS.md`).
+    case transcript(TranscriptLine)
 }
 
 /// A JOB to send: `[worker, CIPW01, JOB, job id, intent type, phase, time left, body]`, and for a version-02 worker

@@ -98,7 +98,7 @@ extension BrokerCore {
     /// goes out) and on a broker with a journal (its dispatch is recorded before the JOB leaves).
     func chainEnd(of request: BrokerRequest<Body>) -> RequestPhase {
         let end = configuration.lifecycleChainEnd
-        if end == .handle, journaling || request.idempotency != nil { return .confirm }
+        if end == .handle, journaling || request.idempotency != nil || request.conversation != nil { return .confirm }
         return end
     }
 

@@ -1,4 +1,5 @@
 import IntentWire
+import Logging
 
 /// A request read back from the journal, accepted by an earlier run of the broker and not ended
 /// (`Docs/JOURNAL.md`). Times are the core's monotonic nanoseconds (the shell converts the journal's wall-clock
@@ -21,6 +22,13 @@ struct RecoveredRequest<Body> {
     let handleDispatched: Bool
     /// Duplicates attached to it through its key, each with the time its own deadline is acted on.
     let listeners: [(key: RequestKey, version: UInt8, actAt: UInt64)]
+}
+
+/// A conversation read back from the journal: its owner and id, and the document the broker wrote
+/// (``Conversation/journalDocument()``).
+struct RecoveredConversation {
+    let key: ConversationKey
+    let document: [UInt8]
 }
 
 /// A stored ending read back from the journal, for STATUS.
@@ -53,7 +61,8 @@ extension BrokerCore {
     /// startup grace period, while the workers register again.
     mutating func restore(
         requests recovered: [RecoveredRequest<Body>], results stored: [RecoveredResult<Body>],
-        keyRecords: [RecoveredKeyRecord<Body>], nextRequestID next: RequestID, now: UInt64
+        keyRecords: [RecoveredKeyRecord<Body>], conversations recoveredConversations: [RecoveredConversation] = [],
+        nextRequestID next: RequestID, now: UInt64
     ) {
         // What is read back is in the journal already; what recovery changes (requests ending `outcome-unknown`,
         // their keys) is journaled like any other change.
@@ -78,12 +87,37 @@ extension BrokerCore {
         idempotency.expire(now: now)
         idempotency.tracksChanges = tracking
         nextRequestID = max(nextRequestID, next, (recovered.map(\.id).max() ?? 0) &+ 1)
+        var turns: [RequestKey: ConversationKey] = [:]
+        for entry in recoveredConversations {
+            guard let conversation = Conversation(journalDocument: entry.document, key: entry.key, now: now) else {
+                logger.warning(
+                    "dropped a conversation the journal holds but this broker cannot read",
+                    metadata: ["conversation": "\(entry.key.name)"])
+                continue
+            }
+            conversations.store(conversation)
+            if conversation.state == .running, let key = conversation.recoveredTurnKey { turns[key] = entry.key }
+        }
         for entry in recovered.sorted(by: { $0.id < $1.id }) {
-            restore(entry, now: now)
+            restore(entry, turn: turns.removeValue(forKey: entry.key), now: now)
+        }
+        // A turn in flight whose request the journal does not hold (a journal written by a broker that died
+        // between the two): nothing runs it, so the conversation is as it was before it.
+        for key in turns.values {
+            guard var conversation = conversations[key] else { continue }
+            conversation.recoveredTurnKey = nil
+            if conversation.lastReply == nil {
+                conversations.remove(key)
+            } else {
+                conversation.turn -= 1
+                conversation.state = conversation.stateBeforeTurn
+                conversations.store(conversation)
+            }
+            journalConversation(key)
         }
     }
 
-    private mutating func restore(_ entry: RecoveredRequest<Body>, now: UInt64) {
+    private mutating func restore(_ entry: RecoveredRequest<Body>, turn: ConversationKey?, now: UInt64) {
         let type = intern(entry.intentType)
         if intentTypes[type].workers.isEmpty {
             intentTypes[type].servedUntil = max(intentTypes[type].servedUntil ?? 0, startupGraceEnd)
@@ -100,6 +134,14 @@ extension BrokerCore {
         request.started = true  // accepted by the earlier run: never shed as if it had just arrived
         request.firstReplySent = now >= actAt
         request.handleSent = entry.handleDispatched
+        if let turn, var conversation = conversations[turn] {
+            // The conversation's turn in flight: its ending goes to the conversation as before the restart.
+            request.conversation = turn
+            request.stopsAtReadyConfirm = conversation.flags.contains(.confirm)
+            conversation.running = (entry.id, entry.key)
+            conversation.recoveredTurnKey = nil
+            conversations.store(conversation)
+        }
         if let key = entry.idempotencyKey, entry.requested == .handle || entry.requested == .lifecycle {
             request.idempotency = IdempotencyScope(identity: entry.identity, intentType: entry.intentType, key: key)
         }

@@ -30,7 +30,7 @@ extension BrokerCore {
     /// scope all clients share without CURVE).
     mutating func request(
         _ decoded: ClientRequest, client: [UInt8], body: Body, fingerprint: BodyFingerprint? = nil,
-        identity: [UInt8] = [], now: UInt64
+        identity: [UInt8] = [], turn: TurnLink? = nil, now: UInt64
     ) {
         guard !journalLink.isUnavailable else {
             return refuseWhileUnavailable(.request(decoded), client: client, version: decoded.version)
@@ -49,7 +49,7 @@ extension BrokerCore {
         case .accept(let type, let scope, let attempt):
             accept(
                 decoded, key: key, type: type, body: body, scope: scope, attempt: attempt, identity: identity,
-                deadline: deadline, now: now)
+                turn: turn, deadline: deadline, now: now)
         }
     }
 
@@ -101,7 +101,7 @@ extension BrokerCore {
     /// An admitted REQUEST becomes a request in flight: recorded, timed and dispatched (or queued).
     private mutating func accept(
         _ decoded: ClientRequest, key: RequestKey, type: Int, body: Body, scope: IdempotencyScope?, attempt: Int,
-        identity: [UInt8], deadline: UInt64, now: UInt64
+        identity: [UInt8], turn: TurnLink?, deadline: UInt64, now: UInt64
     ) {
         let id = nextRequestID
         nextRequestID &+= 1
@@ -113,6 +113,10 @@ extension BrokerCore {
         request.idempotency = scope
         request.attempt = attempt
         request.identity = identity
+        if let turn {
+            request.conversation = turn.conversation
+            request.stopsAtReadyConfirm = turn.stopsAtReadyConfirm
+        }
         requests[id] = request
         requestIDs[key] = id
         if !identity.isEmpty { identityRequestIDs[RequestKey(client: identity, id: decoded.requestID)] = id }
@@ -125,7 +129,7 @@ extension BrokerCore {
 
     /// A duplicate of keyed request `first` (same key, same body): it gets the same ending, and its own progress
     /// reply at its own deadline (section 6.3, as if it were the request). Never a second job.
-    private mutating func attach(
+    mutating func attach(
         _ key: RequestKey, version: UInt8, deadline: UInt64, to first: RequestID, now: UInt64
     ) {
         guard let request = requests[first] else { return }

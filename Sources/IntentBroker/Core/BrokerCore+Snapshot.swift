@@ -7,6 +7,7 @@ extension BrokerCore {
     mutating func snapshot(now: UInt64) -> BrokerSnapshot {
         var snapshot = BrokerSnapshot()
         snapshot.requestsInFlight = requests.count
+        snapshot.conversationsOpen = conversations.openCount
         snapshot.queued = queuedCount
         snapshot.workers.reserveCapacity(workers.count)
         for worker in workers.values.sorted(by: { $0.id < $1.id }) {

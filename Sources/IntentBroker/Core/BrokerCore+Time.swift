@@ -88,6 +88,7 @@ extension BrokerCore {
         results.expire(now: now)
         if journaling, now > results.ttl { journal.append(.resultsExpired(before: now - results.ttl)) }
         idempotency.expire(now: now)
+        expireConversations(now: now)
         for type in intentTypes.indices
         where !intentTypes[type].queue.isEmpty && !intentTypes[type].isServed(now: now) {
             let name = intentTypes[type].displayName

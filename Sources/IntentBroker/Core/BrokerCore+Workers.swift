@@ -206,6 +206,7 @@ extension BrokerCore {
         request.bodySize = result.bodySize
         intentTypes[request.intentType].pace.recordAnswer()
         recordPhaseEnded(request, result, on: workerID, now: now)
+        if request.conversation != nil { recordPhase(request, result, output: body, worker: workerID, now: now) }
         if request.isCancelling {
             // Cancelled while the job ran (section 4.10.2): the handler stopped, or finished first; a lifecycle goes
             // no further.
@@ -219,7 +220,9 @@ extension BrokerCore {
             }
             return
         }
-        if result.outcome == .continue, request.requested == .lifecycle, let next = request.phase.next {
+        if result.outcome == .continue, request.requested == .lifecycle, let next = request.phase.next,
+            !(next == .handle && request.stopsAtReadyConfirm)
+        {
             request.phase = next
             request.body = body
             dispatch(id, atFront: false, now: now)
@@ -241,6 +244,7 @@ extension BrokerCore {
         else { return }
         request.bodySize = result.bodySize
         recordPhaseEnded(request, result, on: workerID, now: now)
+        if request.conversation != nil { recordPhase(request, result, output: body, worker: workerID, now: now) }
         if request.isCancelling {
             // The worker was told to stop: it runs no further phase, and answers the next with `cancelled`.
             fail(id, .cancelled, "cancelled by its client after its \(request.phase) phase", now: now)

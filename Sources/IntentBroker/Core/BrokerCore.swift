@@ -44,6 +44,8 @@ struct BrokerCore<Body>: ~Copyable {
     private(set) var queuedCount = 0
     var timers = TimerQueue()
     var results: ResultStore<Body>
+    /// The conversations the broker carries between turns (section 4.11).
+    var conversations: ConversationStore
     /// Records of idempotency keys (`Docs/IDEMPOTENCY.md`).
     var idempotency: IdempotencyStore<ResultStore<Body>.Result>
     /// The keys of body fingerprints: this process's, or the journal's (records read back from it must compare
@@ -109,6 +111,9 @@ struct BrokerCore<Body>: ~Copyable {
         results = ResultStore(
             ttl: configuration.resultTTL.nanoseconds, capacity: configuration.maxStoredResults,
             byteBudget: configuration.resultsMemory)
+        conversations = ConversationStore(
+            ttl: configuration.conversationTTL.nanoseconds, endedTTL: configuration.resultTTL.nanoseconds,
+            capacity: configuration.maxConversations, byteBudget: configuration.conversationsMemory)
         idempotency = IdempotencyStore(
             ttl: configuration.idempotencyTTL.nanoseconds, capacity: configuration.maxIdempotencyRecords,
             byteBudget: configuration.idempotencyMemory)
@@ -207,6 +212,11 @@ struct BrokerCore<Body>: ~Copyable {
         _ id: RequestID, status: ClientReply<Body>.Status, payload: ReplyPayload<Body>, outcome: String, now: UInt64
     ) {
         guard let request = requests.removeValue(forKey: id) else { return }
+        var status = status
+        var payload = payload
+        if request.conversation != nil {
+            (status, payload) = conversationTurnEnded(request, status: status, payload: payload, now: now)
+        }
         if let metrics {
             let intent = metricsLabel(ofType: request.intentType)
             metrics.requestEnded(

@@ -73,6 +73,10 @@ final class BrokerRequest<Body> {
     /// The client's CURVE public key (empty without CURVE): a CANCEL from the same key finds the request after a
     /// reconnect.
     @exclusivity(unchecked) var identity: [UInt8] = []
+    /// The conversation whose turn this request runs (section 4.11), nil for a plain request.
+    @exclusivity(unchecked) var conversation: ConversationKey?
+    /// The turn's conversation asks before handle: a confirm that answers `ready` ends the request.
+    @exclusivity(unchecked) var stopsAtReadyConfirm = false
 
     init(
         id: RequestID, key: RequestKey, intentType: Int, requested: RequestPhase, phase: RequestPhase, body: Body,

@@ -38,6 +38,8 @@ public struct BrokerSnapshot: Sendable, Equatable {
     public var workers: [Worker] = []
     /// Accepted requests not yet ended (queued or running).
     public var requestsInFlight = 0
+    /// Conversations that have not ended (PROTOCOL.md 4.11).
+    public var conversationsOpen = 0
     /// Requests waiting in all queues together.
     public var queued = 0
 

@@ -21,8 +21,12 @@ struct CoreSettings: Sendable {
     let standingQueueWait: UInt64?
     let standingQueueInterval: UInt64
 
+    /// Whether conversations may be recorded (the broker has a transcript directory).
+    let recordsTranscripts: Bool
+
     init(_ configuration: BrokerConfiguration, journaling: Bool) {
         self.configuration = configuration
+        recordsTranscripts = configuration.transcriptDirectory != nil
         self.journaling = journaling
         heartbeat = configuration.heartbeatInterval.nanoseconds
         workerExpiry = heartbeat * UInt64(max(1, configuration.heartbeatLiveness))

@@ -24,4 +24,8 @@ enum JournalEntry<Body> {
     case stored(ResultStore<Body>.Result, key: RequestKey, version: UInt8, at: UInt64)
     /// Results stored before this time have expired.
     case resultsExpired(before: UInt64)
+    /// A conversation's state (its journal document, ``Conversation/journalDocument()``), new or changed.
+    case conversation(ConversationKey, [UInt8])
+    /// A conversation was forgotten (or never started).
+    case conversationRemoved(ConversationKey)
 }

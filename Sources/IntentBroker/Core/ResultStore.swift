@@ -81,8 +81,14 @@ struct ResultStore<Body> {
 /// A body whose size the stores charge to their memory budgets.
 protocol StoredBody {
     var storedByteCount: Int { get }
+    /// A copy of the bytes (conversations read the bodies of their turns).
+    var storedBytes: [UInt8] { get }
+    /// A body holding a copy of `bytes` (a conversation writes the body of its next turn); nil when it cannot be made.
+    static func make(storedBytes: [UInt8]) -> Self?
 }
 
 extension Array: StoredBody where Element == UInt8 {
     var storedByteCount: Int { count }
+    var storedBytes: [UInt8] { self }
+    static func make(storedBytes: [UInt8]) -> [UInt8]? { storedBytes }
 }

@@ -35,6 +35,12 @@ final class BrokerMetrics {
     }
 
     private var requests: [RequestLabels: CoreMetrics.Counter] = [:]
+    private var conversationsStarted: [String: CoreMetrics.Counter] = [:]
+    private var conversationsEnded: [RequestLabels: CoreMetrics.Counter] = [:]
+    private var conversationAsks: [PhaseLabels: CoreMetrics.Counter] = [:]
+    private var conversationTurns: [String: CoreMetrics.Recorder] = [:]
+    private var parameterNames: Set<String> = []
+    private let conversationsOpen: Meter
     private var jobs: [JobLabels: CoreMetrics.Counter] = [:]
     private var handlerDurations: [PhaseLabels: CoreMetrics.Timer] = [:]
     private var workerNames: Set<String> = []
@@ -71,6 +77,7 @@ final class BrokerMetrics {
         quarantined = Counter(label: "concierge_requests_quarantined_total", factory: factory)
         inFlight = Meter(label: "concierge_requests_in_flight", factory: factory)
         queued = Meter(label: "concierge_requests_queued", factory: factory)
+        conversationsOpen = Meter(label: "concierge_conversations_open", factory: factory)
         var workersByState: [String: Meter] = [:]
         for state in ["ready", "draining", "blocked"] {
             workersByState[state] = Meter(label: "concierge_workers", dimensions: [("state", state)], factory: factory)
@@ -163,8 +170,53 @@ final class BrokerMetrics {
     func requestQuarantined() { quarantined.increment() }
 
     /// Sets the gauges from `snapshot`.
+    /// A conversation's first turn counted (PROTOCOL.md 4.11).
+    func conversationStarted(intent: String) {
+        let counter =
+            conversationsStarted[intent]
+            ?? Counter(
+                label: "concierge_conversations_started_total", dimensions: [("intent", intent)], factory: factory)
+        conversationsStarted[intent] = counter
+        counter.increment()
+    }
+
+    /// A conversation ended with `ending` after `turns` turns.
+    func conversationEnded(intent: String, ending: String, turns: Int) {
+        let labels = RequestLabels(intent: intent, phase: "", outcome: ending)
+        let counter =
+            conversationsEnded[labels]
+            ?? Counter(
+                label: "concierge_conversations_ended_total", dimensions: [("intent", intent), ("ending", ending)],
+                factory: factory)
+        conversationsEnded[labels] = counter
+        counter.increment()
+        let recorder =
+            conversationTurns[intent]
+            ?? Recorder(label: "concierge_conversation_turns", dimensions: [("intent", intent)], factory: factory)
+        conversationTurns[intent] = recorder
+        recorder.record(turns)
+    }
+
+    /// A conversation asked about `parameter` (a re-prompt from its second time on); parameter names past
+    /// ``maxLabelValues`` are counted under `other`.
+    func conversationAsked(intent: String, parameter: String) {
+        var name = parameter
+        if !parameterNames.contains(name) {
+            if parameterNames.count < Self.maxLabelValues { parameterNames.insert(name) } else { name = "other" }
+        }
+        let labels = PhaseLabels(intent: intent, phase: name)
+        let counter =
+            conversationAsks[labels]
+            ?? Counter(
+                label: "concierge_conversation_asks_total", dimensions: [("intent", intent), ("parameter", name)],
+                factory: factory)
+        conversationAsks[labels] = counter
+        counter.increment()
+    }
+
     func publish(_ snapshot: BrokerSnapshot) {
         inFlight.set(snapshot.requestsInFlight)
+        conversationsOpen.set(snapshot.conversationsOpen)
         queued.set(snapshot.queued)
         workersByState["ready"]?.set(snapshot.readyWorkers)
         workersByState["draining"]?.set(snapshot.drainingWorkers)

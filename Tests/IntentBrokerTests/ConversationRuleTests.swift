@@ -1,0 +1,273 @@
+import ConciergeJSON
+import IntentWire
+import Testing
+
+@testable import IntentBroker
+
+/// Conversations (`Schemas/PROTOCOL.md` section 4.11): the broker carries the intent between turns, writes each
+/// answer in, counts asks, and never runs handle twice; refused turns change nothing.
+@Suite struct ConversationRuleTests {
+    static let john = #"{"displayName":"John"}"#
+    static let appleseed = #"{"customIdentifier":"contact-john-appleseed","displayName":"John Appleseed"}"#
+    static let doe = #"{"customIdentifier":"contact-john-doe","displayName":"John Doe"}"#
+    static let start = #"{"intent":{"type":"SendMessage","parameters":{"recipient":\#(john),"content":"Hi"}}}"#
+
+    /// A resolve output that asks to choose the recipient.
+    static let disambiguation =
+        #"{"intent":{"type":"SendMessage","parameters":{"recipient":\#(john),"content":"Hi"}},"#
+        + #""resolve":{"recipient":{"kind":"disambiguation","options":[\#(appleseed),\#(doe)]},"#
+        + #""content":{"kind":"success","value":"Hi"}}}"#
+
+    static func output(recipient: String, confirm: String? = nil, handle: String? = nil) -> String {
+        var body =
+            #"{"intent":{"type":"SendMessage","parameters":{"recipient":\#(recipient),"content":"Hi"}},"#
+            + #""resolve":{"recipient":{"kind":"success","value":\#(recipient)},"content":{"kind":"success","value":"Hi"}}"#
+        if let confirm { body += #","confirm":{"code":"\#(confirm)"}"# }
+        if let handle { body += #","handle":{"code":"\#(handle)","userActivity":{"activityType":"x","userInfo":{}}}"# }
+        return body + "}"
+    }
+
+    /// A resolve output that says the recipient cannot be used (asked again).
+    static let unsupported =
+        #"{"intent":{"type":"SendMessage","parameters":{"recipient":{"displayName":"Nobody"},"content":"Hi"}},"#
+        + #""resolve":{"recipient":{"kind":"unsupported","reason":"noContactFound"},"#
+        + #""content":{"kind":"success","value":"Hi"}}}"#
+
+    static func json(_ text: String) -> JSONValue { (try? JSONValue.parse(text)) ?? .null }
+
+    static func harness(journaling: Bool = false) throws -> CoreHarness {
+        var harness = try CoreHarness(journaling: journaling)
+        harness.register("w1", capacity: 4, types: ["SendMessage"])
+        return harness
+    }
+
+    /// The conversation object of a reply's body.
+    static func conversation(_ reply: CoreHarness.Reply?) -> JSONValue? {
+        guard let reply else { return nil }
+        let body = json(reply.body)
+        return reply.command == .conversation ? body : body["conversation"]
+    }
+
+    @Test func aTwoTurnDisambiguationAndAConfirmationRunBySendingOnlyTheAnswers() throws {
+        var harness = try Self.harness()
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start, flags: [.confirm])
+        #expect(harness.delivered.map(\.phase) == [.resolve])
+        harness.answer("w1", outcome: .stop, body: Self.disambiguation)
+        let first = try #require(harness.endings(of: "r1").first)
+        #expect(first.status == .final && first.phase == "resolve")
+        #expect(Self.conversation(first)?["state"] == "asking")
+        #expect(Self.conversation(first)?["asking"]?[0]?["options"]?.arrayValue?.count == 2)
+
+        // Turn 2: only the choice. The resolve job gets the intent with option 1 written in.
+        harness.turn("r2", conversation: "c1", number: 2, body: #"{"parameter":"recipient","option":1}"#)
+        let job = try #require(harness.jobs["w1"]?.last)
+        #expect(
+            Self.json(String(decoding: job.body, as: UTF8.self))["intent"]?["parameters"]?["recipient"]
+                == Self.json(Self.doe))
+        #expect(job.phase == .resolve)
+        harness.answer("w1", outcome: .continue, body: Self.output(recipient: Self.doe))
+        #expect(harness.delivered.map(\.phase) == [.resolve, .resolve, .confirm])
+        harness.answer("w1", outcome: .continue, body: Self.output(recipient: Self.doe, confirm: "ready"))
+        // A ready confirm waits for the caller (flag `confirm`): no handle job yet.
+        let second = try #require(harness.endings(of: "r2").first)
+        #expect(second.status == .final && second.phase == "confirm")
+        #expect(Self.conversation(second)?["state"] == "confirming")
+        #expect(!harness.delivered.contains { $0.phase == .handle })
+
+        harness.turn("r3", conversation: "c1", number: 3, body: #"{"confirm":true}"#)
+        let handle = try #require(harness.jobs["w1"]?.last)
+        #expect(handle.phase == .handle)
+        #expect(Self.json(String(decoding: handle.body, as: UTF8.self))["confirm"]?["code"] == "ready")
+        harness.answer(
+            "w1", outcome: .stop, body: Self.output(recipient: Self.doe, confirm: "ready", handle: "success"))
+        let last = try #require(harness.endings(of: "r3").first)
+        #expect(last.status == .final && last.phase == "handle")
+        #expect(Self.conversation(last)?["state"] == "ended" && Self.conversation(last)?["ending"] == "completed")
+        #expect(harness.core.statistics.conversationsStarted == 1 && harness.core.statistics.conversationsEnded == 1)
+    }
+
+    @Test func aParameterAskedAFourthTimeEndsTheConversation() throws {
+        var harness = try Self.harness()
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start)
+        harness.answer("w1", outcome: .stop, body: Self.unsupported)
+        for turn in 2...4 {
+            harness.turn(
+                "r\(turn)", conversation: "c1", number: turn,
+                body: #"{"parameter":"recipient","value":{"displayName":"Nobody"}}"#)
+            harness.answer("w1", outcome: .stop, body: Self.unsupported)
+        }
+        for turn in 1...3 {
+            #expect(harness.endings(of: "r\(turn)").first?.status == .final, "turn \(turn) asks again")
+        }
+        let fourth = try #require(harness.endings(of: "r4").first)
+        #expect(fourth.code == "too-many-asks")
+        #expect(Self.json(fourth.body)["parameter"] == "recipient" && Self.json(fourth.body)["intent"] == "SendMessage")
+        let state = Self.conversation(harness.readConversation("c1"))
+        #expect(state?["ending"] == "too-many-asks" && state?["endingParameter"] == "recipient")
+        harness.turn("r5", conversation: "c1", number: 5, body: #"{"parameter":"recipient","value":"x"}"#)
+        #expect(harness.endings(of: "r5").first?.code == "conversation-ended")
+    }
+
+    @Test func theDefinitionsMaxAsksBoundsItInsteadOfTheBrokers() throws {
+        var harness = try CoreHarness()
+        let definition =
+            #"{"intent":"SendMessage","maxAsks":1,"description":"","parameters":[],"enums":{},"confirmCodes":["ready","failure","failureRequiringAppLaunch"],"handleCodes":["success","inProgress","continueInApp","failure","failureRequiringAppLaunch"]}"#
+        let announced = try AnnouncedDefinition(frame: Array(definition.utf8), intentType: "SendMessage")
+        let ready = WorkerReady(
+            capacity: 2, name: Array("w1".utf8), intentTypes: [Array("SendMessage".utf8)], version: 4,
+            definitions: [announced])
+        harness.core.workerMessage(.ready(ready), from: Array("w1".utf8), resultBody: nil, now: harness.now)
+        harness.settle()
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start)
+        harness.answer("w1", outcome: .stop, body: Self.unsupported)
+        harness.turn(
+            "r2", conversation: "c1", number: 2, body: #"{"parameter":"recipient","value":{"displayName":"Nobody"}}"#)
+        harness.answer("w1", outcome: .stop, body: Self.unsupported)
+        #expect(harness.endings(of: "r2").first?.code == "too-many-asks")
+    }
+
+    @Test func refusedAnswersLeaveTheConversationAsItWas() throws {
+        var harness = try Self.harness()
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start)
+        harness.answer("w1", outcome: .stop, body: Self.disambiguation)
+        let before = try #require(Self.conversation(harness.readConversation("c1")))
+        let refusals: [(body: String, turn: Int, conversation: String, client: String, code: String)] = [
+            (#"{"parameter":"content","value":"x"}"#, 2, "c1", "c1", "not-asked"),
+            (#"{"parameter":"recipient","option":2}"#, 2, "c1", "c1", "bad-option"),
+            (#"{"parameter":"recipient","option":-1}"#, 2, "c1", "c1", "bad-answer"),
+            (#"{"parameter":"recipient"}"#, 2, "c1", "c1", "bad-answer"),
+            ("not json", 2, "c1", "c1", "bad-answer"),
+            (#"{"confirm":true}"#, 2, "c1", "c1", "not-asked"),
+            (#"{"parameter":"recipient","confirm":true}"#, 2, "c1", "c1", "not-asked"),
+            (#"{"parameter":"recipient","option":0}"#, 3, "c1", "c1", "turn-mismatch"),
+            (#"{"parameter":"recipient","option":0}"#, 2, "nope", "c1", "unknown-conversation"),
+            (#"{"parameter":"recipient","option":0}"#, 2, "c1", "c2", "unknown-conversation"),  // another client's
+        ]
+        for (index, refusal) in refusals.enumerated() {
+            harness.turn(
+                "x\(index)", conversation: refusal.conversation, number: refusal.turn, body: refusal.body,
+                client: refusal.client)
+            #expect(
+                harness.endings(of: "x\(index)", client: refusal.client).first?.code == refusal.code, "\(refusal.body)")
+        }
+        #expect(harness.delivered.count == 1, "no refused answer ran a job")
+        var after = try #require(Self.conversation(harness.readConversation("c1")))
+        #expect(
+            after["turn"] == before["turn"] && after["asking"] == before["asking"]
+                && after["intent"] == before["intent"])
+        #expect(harness.readConversation("c1", client: "c2")?.code == "unknown-conversation")
+        // And the right answer still works.
+        harness.turn("r2", conversation: "c1", number: 2, body: #"{"parameter":"recipient","option":0}"#)
+        #expect(harness.delivered.count == 2)
+        after = try #require(Self.conversation(harness.readConversation("c1")))
+        #expect(after["state"] == "running")
+    }
+
+    @Test func aWorkerErrorBeforeHandleLeavesTheConversationAsItWas() throws {
+        var harness = try Self.harness()
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start)
+        harness.answer("w1", outcome: .stop, body: Self.disambiguation)
+        harness.turn("r2", conversation: "c1", number: 2, body: #"{"parameter":"recipient","value":42}"#)
+        harness.answer(
+            "w1", outcome: .error,
+            body:
+                #"{"code":"invalid-type","message":"recipient must be a person","intent":"SendMessage","parameter":"recipient"}"#
+        )
+        #expect(harness.endings(of: "r2").first?.code == "invalid-type")
+        let state = Self.conversation(harness.readConversation("c1"))
+        #expect(state?["turn"] == 1 && state?["state"] == "asking")
+        harness.turn("r3", conversation: "c1", number: 2, body: #"{"parameter":"recipient","option":0}"#)
+        #expect(harness.delivered.count == 3, "turn 2 runs again")
+        // A first turn that fails before handle leaves no conversation.
+        harness.turn("s1", conversation: "c2", number: 1, body: Self.start)
+        harness.answer("w1", request: "s1", outcome: .error, body: #"{"code":"bad-body","message":"no"}"#)
+        #expect(harness.readConversation("c2")?.code == "unknown-conversation")
+    }
+
+    @Test func handleNeverRunsTwiceInsideAConversation() throws {
+        var harness = try Self.harness()
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start, flags: [.confirm])
+        harness.answer("w1", outcome: .continue, body: Self.output(recipient: Self.appleseed))
+        harness.answer("w1", outcome: .continue, body: Self.output(recipient: Self.appleseed, confirm: "ready"))
+        harness.turn("r2", conversation: "c1", number: 2, body: #"{"confirm":true}"#)
+        #expect(harness.delivered.filter { $0.phase == .handle }.count == 1)
+        // A retry of the same turn while it runs attaches to it: no second job.
+        harness.turn("r2-again", conversation: "c1", number: 2, body: #"{"confirm":true}"#)
+        #expect(harness.delivered.filter { $0.phase == .handle }.count == 1)
+        harness.worker("w1", sends: .disconnect)  // lost while handle ran
+        #expect(harness.endings(of: "r2").first?.code == "worker-lost")
+        #expect(harness.endings(of: "r2-again").first?.code == "worker-lost")
+        let state = Self.conversation(harness.readConversation("c1"))
+        #expect(state?["ending"] == "failed" && state?["endingCode"] == "worker-lost")
+        // A retry after the ending gets the same error again, flagged as a replay; handle does not run.
+        harness.register("w2", capacity: 4, types: ["SendMessage"])
+        harness.turn("r2-third", conversation: "c1", number: 2, body: #"{"confirm":true}"#)
+        let replayed = try #require(harness.endings(of: "r2-third").first)
+        #expect(replayed.code == "worker-lost" && replayed.isReplay)
+        #expect(harness.delivered.filter { $0.phase == .handle }.count == 1)
+    }
+
+    @Test func declineEndCancelAndIdleExpiry() throws {
+        var harness = try Self.harness()
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start, flags: [.confirm])
+        harness.answer("w1", outcome: .continue, body: Self.output(recipient: Self.appleseed))
+        harness.answer("w1", outcome: .continue, body: Self.output(recipient: Self.appleseed, confirm: "ready"))
+        harness.turn("r2", conversation: "c1", number: 2, body: #"{"confirm":false}"#)
+        #expect(Self.conversation(harness.endings(of: "r2").first)?["ending"] == "declined")
+        #expect(!harness.delivered.contains { $0.phase == .handle })
+
+        harness.turn("s1", conversation: "c2", number: 1, body: Self.start)
+        #expect(Self.conversation(harness.endConversation("c2"))?["ending"] == "cancelled")
+        #expect(harness.endings(of: "s1").first?.code == "cancelled" || harness.cancels(to: "w1").count == 0)
+
+        harness.turn("t1", conversation: "c3", number: 1, body: Self.start)
+        harness.answer("w1", request: "t1", outcome: .stop, body: Self.disambiguation)
+        harness.advance(ms: 299_000)
+        #expect(Self.conversation(harness.readConversation("c3"))?["state"] == "asking")
+        harness.advance(ms: 2_000)
+        #expect(Self.conversation(harness.readConversation("c3"))?["ending"] == "expired")
+    }
+
+    @Test func aConversationSurvivesARestartAndHandleStaysAtMostOnce() throws {
+        var harness = try Self.harness(journaling: true)
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start, flags: [.confirm])
+        harness.answer("w1", outcome: .stop, body: Self.disambiguation)
+        try harness.restart()
+        harness.register("w1", capacity: 4, types: ["SendMessage"])
+        harness.turn("r2", conversation: "c1", number: 2, body: #"{"parameter":"recipient","option":0}"#)
+        harness.answer("w1", outcome: .continue, body: Self.output(recipient: Self.appleseed))
+        harness.answer("w1", outcome: .continue, body: Self.output(recipient: Self.appleseed, confirm: "ready"))
+        #expect(Self.conversation(harness.endings(of: "r2").first)?["state"] == "confirming")
+        harness.turn("r3", conversation: "c1", number: 3, body: #"{"confirm":true}"#)
+        #expect(harness.jobs["w1"]?.last?.phase == .handle)
+        try harness.restart()  // while handle runs
+        #expect(harness.endings(of: "r3").first?.code == "outcome-unknown")
+        harness.register("w1", capacity: 4, types: ["SendMessage"])
+        harness.turn("r3-again", conversation: "c1", number: 3, body: #"{"confirm":true}"#)
+        #expect(harness.endings(of: "r3-again").first?.code == "outcome-unknown")
+        #expect(harness.delivered.filter { $0.phase == .handle }.count == 1)
+        #expect(Self.conversation(harness.readConversation("c1"))?["ending"] == "failed")
+    }
+
+    @Test func recordedConversationsWriteEveryTurnPhaseAndReply() throws {
+        var configuration = BrokerConfiguration()
+        configuration.transcriptDirectory = "/unused"
+        var harness = try CoreHarness(configuration)
+        harness.register("w1", capacity: 4, types: ["SendMessage"])
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start, flags: [.record])
+        harness.answer("w1", outcome: .stop, body: Self.disambiguation)
+        harness.turn("r2", conversation: "c1", number: 2, body: #"{"parameter":"recipient","option":0}"#)
+        harness.answer("w1", outcome: .continue, body: Self.output(recipient: Self.appleseed))
+        harness.answer("w1", outcome: .continue, body: Self.output(recipient: Self.appleseed, confirm: "ready"))
+        harness.answer(
+            "w1", outcome: .stop, body: Self.output(recipient: Self.appleseed, confirm: "ready", handle: "success"))
+        let records = harness.transcript.map { $0.line["record"]?.stringValue ?? "?" }
+        #expect(records == ["start", "turn", "phase", "reply", "turn", "phase", "phase", "phase", "reply", "end"])
+        #expect(harness.transcript.first?.step == .begin && harness.transcript.last?.step == .finish)
+        let phase = try #require(harness.transcript.first { $0.line["record"] == "phase" }?.line)
+        #expect(phase["input"]?["intent"]?["type"] == "SendMessage" && phase["output"]?["resolve"] != nil)
+        // Without the flag nothing is recorded.
+        harness.turn("s1", conversation: "c2", number: 1, body: Self.start)
+        #expect(!harness.transcript.contains { $0.conversation == "c2" })
+    }
+}
