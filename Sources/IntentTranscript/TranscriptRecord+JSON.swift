@@ -99,13 +99,16 @@ extension TranscriptRecord {
             self = .reply(
                 Reply(
                     turn: try fields.turn(), status: try fields.word("status", in: Self.statuses),
-                    phase: try fields.word("phase", in: Self.replyPhases), body: try fields.value("body"),
-                    ms: try fields.milliseconds()))
+                    phase: fields.object["phase"] == nil ? "" : try fields.word("phase", in: Self.replyPhases),
+                    body: try fields.value("body"),
+                    ms: fields.object["ms"] == nil ? nil : try fields.milliseconds()))
         case "end":
             let turns = try fields.int("turns")
             guard turns >= 0 else { throw fields.bad("turns", "must be 0 or more, got \(turns)") }
             self = .end(
-                End(ending: try fields.word("ending", in: Self.endings), turns: turns, at: try fields.timestamp("at")))
+                End(
+                    ending: try fields.word("ending", in: Self.endings), turns: turns, at: try fields.timestamp("at"),
+                    parameter: try fields.optionalString("parameter"), code: try fields.optionalString("code")))
         default:
             throw TranscriptError(
                 code: .unknownRecord,
@@ -123,29 +126,36 @@ extension TranscriptRecord {
     var fields: JSONObject {
         switch self {
         case .start(let start):
-            [
+            return [
                 "version": .int(Int64(start.version)), "conversation": .string(start.conversation),
                 "intentType": .string(start.intentType), "at": .string(start.at),
                 "flags": .array(start.flags.map(JSONValue.string)), "maxAsks": .int(Int64(start.maxAsks)),
             ]
         case .turn(let turn):
-            [
+            return [
                 "turn": .int(Int64(turn.turn)), "requestId": .string(turn.requestID), "sent": turn.sent,
                 "at": .string(turn.at),
             ]
         case .phase(let phase):
-            [
+            return [
                 "turn": .int(Int64(phase.turn)), "phase": .string(phase.phase), "worker": .string(phase.worker),
                 "attempt": .int(Int64(phase.attempt)), "input": phase.input, "outcome": .string(phase.outcome),
                 "output": phase.output, "ms": .double(phase.ms),
             ]
         case .reply(let reply):
-            [
+            var fields: JSONObject = [
                 "turn": .int(Int64(reply.turn)), "status": .string(reply.status), "phase": .string(reply.phase),
-                "body": reply.body, "ms": .double(reply.ms),
+                "body": reply.body,
             ]
+            fields["ms"] = reply.ms.map(JSONValue.double)
+            return fields
         case .end(let end):
-            ["ending": .string(end.ending), "turns": .int(Int64(end.turns)), "at": .string(end.at)]
+            var fields: JSONObject = [
+                "ending": .string(end.ending), "turns": .int(Int64(end.turns)), "at": .string(end.at),
+            ]
+            fields["parameter"] = end.parameter.map(JSONValue.string)
+            fields["code"] = end.code.map(JSONValue.string)
+            return fields
         }
     }
 
@@ -207,6 +217,10 @@ struct _RecordFields {
             throw bad(key, "is \"\(text)\"; it must be one of \(TranscriptRecord.list(words))")
         }
         return text
+    }
+
+    func optionalString(_ key: String) throws(TranscriptError) -> String? {
+        object[key] == nil ? nil : try string(key)
     }
 
     func int(_ key: String) throws(TranscriptError) -> Int {

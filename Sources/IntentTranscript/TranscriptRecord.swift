@@ -130,15 +130,15 @@ public enum TranscriptRecord: Sendable, Hashable {
         public var turn: Int
         /// `final` or `error`.
         public var status: String
-        /// The REPLY's phase frame (may be empty).
+        /// The REPLY's phase frame (empty when it was empty; a line without `"phase"` reads as empty).
         public var phase: String
         /// The REPLY's body.
         public var body: JSONValue
-        /// Milliseconds from the TURN to this REPLY.
-        public var ms: Double
+        /// Milliseconds from the TURN to this REPLY, when the writer knew them.
+        public var ms: Double?
 
         /// Creates a reply record.
-        public init(turn: Int, status: String, phase: String, body: JSONValue, ms: Double) {
+        public init(turn: Int, status: String, phase: String, body: JSONValue, ms: Double?) {
             self.turn = turn
             self.status = status
             self.phase = phase
@@ -156,12 +156,18 @@ public enum TranscriptRecord: Sendable, Hashable {
         public var turns: Int
         /// When it ended.
         public var at: String
+        /// `too-many-asks`: the parameter that would have been asked once too often.
+        public var parameter: String?
+        /// `failed`: the error code that ended it.
+        public var code: String?
 
         /// Creates an end record.
-        public init(ending: String, turns: Int, at: String) {
+        public init(ending: String, turns: Int, at: String, parameter: String? = nil, code: String? = nil) {
             self.ending = ending
             self.turns = turns
             self.at = at
+            self.parameter = parameter
+            self.code = code
         }
     }
 

@@ -9,8 +9,9 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(3))) struct ReplayProcessTests {
     static let ignored = ["**.data.messageId"]
 
-    @Test func theFixtureReplaysGreenAgainstASpawnedWorker() async throws {
-        let transcript = try Transcript.load(Fixture.sendMessage)
+    @Test(arguments: [Fixture.sendMessage, Fixture.brokerRecorded])
+    func aFixtureReplaysGreenAgainstASpawnedWorker(path: String) async throws {
+        let transcript = try Transcript.load(path)
         let worker = try await ReplayWorkerProcess.start(executable: Cluster.slimWorkerExecutable.path)
         do {
             #expect(worker.intentTypes.contains("SendMessage"))

@@ -14,7 +14,9 @@ import Testing
                 turn: 1, phase: "resolve", worker: "w1", attempt: 2, input: ["intent": ["type": "OrderPizza"]],
                 outcome: "stop", output: ["resolve": ["size": ["kind": "needsValue"]]], ms: 1.234)),
         .reply(.init(turn: 1, status: "error", phase: "", body: ["code": "busy", "message": "full"], ms: 2.5)),
-        .end(.init(ending: "too-many-asks", turns: 4, at: at)),
+        .reply(.init(turn: 2, status: "final", phase: "handle", body: ["handle": ["code": "success"]], ms: nil)),
+        .end(.init(ending: "too-many-asks", turns: 4, at: at, parameter: "size")),
+        .end(.init(ending: "failed", turns: 2, at: at, code: "worker-lost")),
     ]
 
     @Test(arguments: records)
@@ -34,6 +36,16 @@ import Testing
     @Test func keysTheFormatDoesNotDefineAreIgnored() throws {
         let line = #"{"record":"end","ending":"completed","turns":1,"at":"2026-11-28T12:00:00.000Z","later":1}"#
         #expect(try TranscriptRecord(jsonLine: line) == .end(.init(ending: "completed", turns: 1, at: Self.at)))
+    }
+
+    @Test func aReplyWithoutPhaseOrMsAndAPhaseWithItsOwnTimeRead() throws {
+        let reply = try TranscriptRecord(jsonLine: #"{"record":"reply","turn":1,"status":"error","body":{}}"#)
+        #expect(reply == .reply(.init(turn: 1, status: "error", phase: "", body: [:], ms: nil)))
+        let phase = try TranscriptRecord(
+            jsonLine:
+                #"{"record":"phase","turn":1,"phase":"handle","worker":"w","attempt":1,"input":{},"outcome":"stop","output":null,"ms":1,"at":"2026-11-28T12:00:00.000Z"}"#
+        )
+        #expect(phase.turnNumber == 1)
     }
 
     static let badLines: [(String, TranscriptError.Code, String)] = [

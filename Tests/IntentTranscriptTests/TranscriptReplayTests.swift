@@ -59,6 +59,17 @@ struct ChangedSendMessageHandler: IntentHandler {
         #expect(report.description.hasPrefix("c-send-1: \(report.mismatches.count) mismatches in 4 phases\n"))
     }
 
+    @Test func aTranscriptTheBrokerRecordedReplaysGreen() async throws {
+        let transcript = try Transcript.load(Fixture.brokerRecorded)
+        #expect(transcript.end?.ending == "completed" && transcript.phases.count == 4)
+        let report = await TranscriptReplay(transcript, ignoring: Self.ignored).run(on: Examples.provider)
+        #expect(report.mismatches.isEmpty, "\(report)")
+        var changed = Examples.provider
+        changed.register { ChangedSendMessageHandler() }
+        let red = await TranscriptReplay(transcript, ignoring: Self.ignored).run(on: changed)
+        #expect(red.mismatches.map(\.path).contains("handle.code"))
+    }
+
     @Test func theCheckedInFixtureReplaysGreenFromItsFile() async throws {
         let replay = try TranscriptReplay(contentsOf: Fixture.sendMessage, ignoring: Self.ignored)
         let report = await replay.run(on: Examples.provider)

@@ -1,5 +1,6 @@
 """Transcripts (Docs/TRANSCRIPTS.md) against Schemas/json/transcript.schema.json: every line of the checked-in
-transcripts validates -- the SendMessage conversation replayed by the Swift tests, and the writer's sample, which
+transcripts validates -- the SendMessage conversation replayed by the Swift tests, the same conversation as the broker
+recorded it (concierge broker --transcripts), and the writer's sample, which
 IntentTranscriptTests asserts is byte for byte what TranscriptWriter writes -- and lines that break the format do
 not. Also what a schema cannot say: a file's records are in a conversation's order."""
 
@@ -25,7 +26,7 @@ def records(path: Path) -> list[dict]:
 
 
 def test_the_fixtures_are_there():
-    assert {p.name for p in FILES} >= {"send-message.jsonl", "writer-sample.jsonl"}
+    assert {p.name for p in FILES} >= {"send-message.jsonl", "writer-sample.jsonl", "broker-recorded.jsonl"}
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
@@ -46,8 +47,9 @@ def test_a_fixture_is_one_conversation_in_order(path):
         assert end["turns"] == len(turns)
 
 
-def test_the_recorded_conversation_is_a_disambiguation_then_option_zero():
-    rs = records(FIXTURES / "send-message.jsonl")
+@pytest.mark.parametrize("name", ["send-message.jsonl", "broker-recorded.jsonl"])
+def test_the_recorded_conversation_is_a_disambiguation_then_option_zero(name):
+    rs = records(FIXTURES / name)
     replies = [r for r in rs if r["record"] == "reply"]
     assert replies[0]["body"]["resolve"]["recipient"]["kind"] == "disambiguation"
     assert replies[0]["body"]["conversation"]["state"] == "asking"
@@ -81,7 +83,7 @@ def test_a_broken_end_line_is_invalid(change):
     {"outcome": "maybe"},
     {"attempt": 0},
     {"ms": -1},
-    {"input": "text"},
+    {"input": 5},
 ], ids=lambda c: json.dumps(c))
 def test_a_broken_phase_line_is_invalid(change):
     assert list(S.validator(REF).iter_errors({**GOOD_PHASE, **change}))
