@@ -2,16 +2,20 @@
 transcripts validates -- the SendMessage conversation replayed by the Swift tests, the same conversation as the broker
 recorded it (concierge broker --transcripts), and the writer's sample, which
 IntentTranscriptTests asserts is byte for byte what TranscriptWriter writes -- and lines that break the format do
-not. Also what a schema cannot say: a file's records are in a conversation's order."""
+not. Also what a schema cannot say: a file's records are in a conversation's order. And `concierge replay --worker`
+end to end: green against the worker a transcript was recorded with, red with a diff against one whose handler
+changed (Fixtures/recorded_worker.py, a CIPW01 worker written from the spec)."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
 import cip
+import cluster
 
 S = cip.SCHEMA_SET
 REF = "transcript.schema.json"
@@ -95,3 +99,30 @@ def test_a_line_without_a_required_key_is_invalid():
         assert list(S.validator(REF).iter_errors(line)), f"valid without {key}"
     S.check(REF, GOOD_PHASE, "the good phase line")
     S.check(REF, GOOD_END, "the good end line")
+
+
+# -- concierge replay, end to end: the worker-process target against workers written from the spec -----------------
+
+def replay(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(cluster.binary()), "replay", *arguments], capture_output=True, text=True, timeout=120)
+
+
+RECORDED = FIXTURES / "broker-recorded.jsonl"
+RECORDED_WORKER = FIXTURES / "recorded_worker.py"
+
+
+def test_a_broker_transcript_replays_green_against_the_worker_it_was_recorded_with():
+    worker = cluster.binary().parent / "concierge-worker"
+    result = replay(str(RECORDED), "--worker", str(worker), "--ignore", "**.data.messageId", "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["ok"] and report["transcripts"][0]["compared"] == 4
+
+
+def test_a_worker_whose_handler_changed_replays_red_with_a_readable_diff():
+    same = replay(str(RECORDED), "--worker", str(RECORDED_WORKER), "--worker-arg", str(RECORDED))
+    assert same.returncode == 0, same.stdout + same.stderr
+    changed = replay(str(RECORDED), "--worker", str(RECORDED_WORKER), "--worker-arg", str(RECORDED),
+                     "--worker-arg", "--change-handle")
+    assert changed.returncode == 1, changed.stdout + changed.stderr
+    assert 'turn 2, handle, output: handle.code\n- recorded: "success"\n+ replayed: "failure"' in changed.stdout
