@@ -1,6 +1,8 @@
+import ConciergeExamples
 import ConciergeJSON
 import ConciergeTestKit
 import Foundation
+import IntentTesting
 import IntentTranscript
 import IntentTranscriptReplay
 import Testing
@@ -78,5 +80,30 @@ import Testing
 
         let missing = try Self.replay(["/nonexistent.jsonl"])
         #expect(missing.status == 2 && missing.output.contains("not replayed: "))
+    }
+
+    @Test func aLiveBrokerRecordsTheReplayedConversationAndThatTranscriptReplaysGreen() async throws {
+        let cluster = try Cluster()
+        defer { cluster.stopAll() }
+        let transcripts = cluster.directory.appendingPathComponent("transcripts").path
+        try cluster.startBroker(["--transcripts", transcripts, "--record-all-conversations"])
+        try cluster.startWorker("w1")
+        try await cluster.waitUntilServing(try cluster.client())
+
+        let connection = try ReplayBrokerConnection(endpoint: cluster.frontend)
+        defer { connection.close() }
+        let live = try await connection.replay(try Transcript.load(Fixture.sendMessage), ignoring: Self.ignored)
+        #expect(live.mismatches.isEmpty, "\(live)\nbroker log:\n\(cluster.log("broker"))")
+
+        // The broker recorded that conversation: its transcript replays green in process and against the broker.
+        let files = try FileManager.default.contentsOfDirectory(atPath: transcripts).filter { $0.hasPrefix("replay-") }
+        let recorded = try Transcript.load(transcripts + "/" + (try #require(files.first)))
+        #expect(
+            recorded.end?.ending == "completed"
+                && recorded.phases.map(\.phase) == ["resolve", "resolve", "confirm", "handle"])
+        let report = await TranscriptReplay(recorded, ignoring: Self.ignored).run(on: Examples.provider)
+        #expect(report.mismatches.isEmpty, "\(report)")
+        let again = try await connection.replay(recorded, ignoring: Self.ignored)
+        #expect(again.mismatches.isEmpty, "\(again)")
     }
 }
