@@ -73,7 +73,17 @@ let package = Package(
             name: "IntentKit", dependencies: ["ConciergeJSON", "IntentVocabulary", "IntentWire"],
             swiftSettings: swiftSettings
         ),
-        .target(name: "IntentTesting", dependencies: ["IntentKit", "ConciergeJSON"], swiftSettings: swiftSettings),
+        .target(
+            name: "IntentTesting", dependencies: ["IntentKit", "ConciergeJSON", "IntentTranscript"],
+            swiftSettings: swiftSettings
+        ),
+        // Transcripts: the format, reader, writer, comparison and coverage; the broker links it, so ConciergeJSON only.
+        .target(name: "IntentTranscript", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),
+        // Replaying transcripts against a worker process or a live broker: the targets that need sockets.
+        .target(
+            name: "IntentTranscriptReplay", dependencies: ["IntentTranscript", "IntentWire", "ZeroMQ", "ConciergeJSON"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "IntentBroker",
             dependencies: [
@@ -174,7 +184,7 @@ let package = Package(
             dependencies: [
                 "IntentBroker", "IntentWorker", "IntentPool", "IntentClient", "IntentLoad", "ConciergeExamples",
                 "ConciergeJSON", "IntentWire", "ZeroMQ", "ConciergeCommandLine", "IntentJournal", "ConciergeHTTP",
-                "ConciergeTop", "IntentKit",
+                "ConciergeTop", "IntentKit", "IntentTranscript", "IntentTranscriptReplay", "IntentTesting",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -266,6 +276,15 @@ let package = Package(
         .testTarget(
             name: "IntentTestingTests",
             dependencies: ["IntentTesting", "IntentKit", "ConciergeExamples", "ConciergeJSON"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IntentTranscriptTests",
+            dependencies: [
+                "IntentTranscript", "IntentTranscriptReplay", "IntentTesting", "IntentKit", "ConciergeExamples",
+                "ConciergeJSON", "ConciergeTestKit", "concierge", "concierge-worker", "IntentWire", "ZeroMQ",
+            ],
+            exclude: ["Fixtures"],  // read by path, and by the Python schema test
             swiftSettings: swiftSettings
         ),
         .testTarget(
