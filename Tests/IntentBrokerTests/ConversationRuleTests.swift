@@ -163,6 +163,24 @@ import Testing
         #expect(after["state"] == "running")
     }
 
+    @Test func withCurveAConversationBelongsToTheClientsKeyNotItsConnection() throws {
+        var harness = try Self.harness()
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start, client: "conn-1", identity: "key-A")
+        harness.answer("w1", outcome: .stop, body: Self.disambiguation)
+        // Another key, even on the same connection id, does not find it.
+        #expect(harness.readConversation("c1", client: "conn-1", identity: "key-B")?.code == "unknown-conversation")
+        harness.turn(
+            "r2", conversation: "c1", number: 2, body: #"{"parameter":"recipient","option":0}"#, client: "conn-2",
+            identity: "key-B")
+        #expect(harness.endings(of: "r2", client: "conn-2").first?.code == "unknown-conversation")
+        // The same key on a new connection (a reconnect) goes on with it.
+        harness.turn(
+            "r3", conversation: "c1", number: 2, body: #"{"parameter":"recipient","option":0}"#, client: "conn-3",
+            identity: "key-A")
+        #expect(harness.delivered.count == 2)
+        #expect(Self.conversation(harness.readConversation("c1", client: "conn-3", identity: "key-A"))?["turn"] == 2)
+    }
+
     @Test func aWorkerErrorBeforeHandleLeavesTheConversationAsItWas() throws {
         var harness = try Self.harness()
         harness.turn("r1", conversation: "c1", number: 1, body: Self.start)
