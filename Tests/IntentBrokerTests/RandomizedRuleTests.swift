@@ -65,6 +65,20 @@ import Testing
                 // duplicates attach, completed keys replay, other bodies conflict and lost attempts are retried.
                 let key = choice / 64 % 3 == 0 ? nil : "k\(choice / 5 % 4)"
                 let body = choice / 7 % 2 == 0 ? "{}" : #"{"x":1}"#
+                if choice / 128 % 4 == 3 {
+                    // A conversation's turn: a new one, an answer, a confirm, a retry or one out of turn.
+                    let number = choice / 3 % 3 + 1
+                    let bodies = [
+                        #"{"intent":{"type":"A","parameters":{}}}"#, #"{"parameter":"x","value":1}"#,
+                        #"{"confirm":true}"#,
+                    ]
+                    broker.turn(
+                        id, conversation: "v\(choice % 3)", number: number,
+                        body: number == 1 ? bodies[0] : bodies[choice / 5 % 2 + 1],
+                        flags: choice / 11 % 2 == 0 ? [] : [.confirm], deadlineMs: deadline, client: client)
+                    sent.append((client, id))
+                    continue
+                }
                 broker.send(
                     id, type: choice / 32 % 2 == 0 ? "A" : "B", phase: phase, deadlineMs: deadline, client: client,
                     body: body, key: key)

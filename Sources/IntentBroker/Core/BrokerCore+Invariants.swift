@@ -143,6 +143,26 @@ extension BrokerCore {
         // Every request has a timer that will end it or send its progress.
         let timed = Set(timers.unordered.map(\.request))
         for id in requests.keys.map(\.value) where !timed.contains(id) { problems.append("request \(id) has no timer") }
+        // A conversation runs a turn if and only if its turn's request is in flight and linked to it; the store's
+        // cost is the sum of its conversations'.
+        for (key, conversation) in conversations.conversations {
+            if conversation.state == .running {
+                guard let running = conversation.running, requests[running.request]?.conversation == key else {
+                    problems.append("conversation \(key.name) runs a turn whose request is not in flight")
+                    continue
+                }
+            } else if conversation.running != nil {
+                problems.append("conversation \(key.name) is \(conversation.state.rawValue) but names a running turn")
+            }
+        }
+        for request in requests.values {
+            if let key = request.conversation, conversations[key] == nil {
+                problems.append("request \(request.id) is the turn of a conversation that is gone")
+            }
+        }
+        if conversations.bytes != conversations.conversations.values.reduce(0, { $0 + $1.cost }) {
+            problems.append("the conversations' cost is not the sum of theirs")
+        }
         return problems
     }
 }
