@@ -171,6 +171,25 @@ import Testing
         #expect(run.error.contains("standard input closed"))
     }
 
+    @Test func sendConverseSaysWhichParameterWasAskedTooOftenAndExitsOne() async throws {
+        let (cluster, client) = try await start()
+        defer { cluster.stopAll() }
+        client.close()
+        // Nobody is in the address book: recipient is unsupported every time, and a fourth ask ends it.
+        let nobody = #"{"displayName": "Nobody"}"#
+        let run = try runConcierge(
+            [
+                "send", "--broker", cluster.frontend, "--converse",
+                Self.sendMessage(to: "Nobody").serializedString(),
+            ], input: "\(nobody)\n\(nobody)\n\(nobody)\n\(nobody)\n")
+        #expect(run.status == 1, "\(run.error)")
+        #expect(run.error.contains("recipient: not supported (noContactFound); give another value"))
+        #expect(run.error.contains("ended: too-many-asks (recipient asked more than 3 times) after 4 turns"))
+        let last = run.output.split(separator: "\n").last.flatMap { try? JSONValue.parse(String($0)) }
+        #expect(last?["status"] == "error" && last?["body"]?["code"] == "too-many-asks")
+        #expect(last?["body"]?["parameter"] == "recipient")
+    }
+
     @Test func sendConverseRefusesFlagsThatDoNotApply() throws {
         for arguments in [
             ["send", "--converse", "--phase", "resolve", #"{"type":"Echo"}"#],
