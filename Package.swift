@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "IntentBroker",
             dependencies: [
-                "ZeroMQ", "IntentWire", "IntentJournal",
+                "ZeroMQ", "IntentWire", "IntentJournal", "IntentTranscript",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),

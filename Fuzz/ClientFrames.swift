@@ -3,7 +3,8 @@
 // Input: FuzzInput.message. Options: bit 0 small limits (max body 64, hard limit 1000 ms, max frames 8), bits 1-2
 // frames the receiver "dropped" (0-3).
 //
-// Invariants: decoding never traps; a decoded command (CIPC01, or CIPC02 with its idempotency key and CANCEL) agrees
+// Invariants: decoding never traps; a decoded command (CIPC01; CIPC02 with its idempotency key and CANCEL; CIPC03 with
+// TURN, CONVERSATION and END) agrees
 // with its frames and decodes again the same after being written out anew, by hand and by the codec's encoder; an error names a check of 4.8, a code that check may give, echoes only what 4.8 allows, and has a
 // short message and an error body that is valid JSON with the same code and message.
 
@@ -34,12 +35,13 @@ func checkDecoded(
     _ command: ClientCommand, frames: [[UInt8]], dropped: Int, limits: WireLimits, decoder: ClientMessageDecoder
 ) {
     invariant(dropped == 0 && frames.count >= 2 && frames.count <= limits.maxFrames, "frame count \(frames.count)")
-    let v2 = frames[0] == FuzzInput.ascii("CIPC02")
+    let v3 = frames[0] == FuzzInput.ascii("CIPC03")
+    let v2 = frames[0] == FuzzInput.ascii("CIPC02") || v3
     invariant(frames[0] == FuzzInput.ascii("CIPC01") || v2, "signature")
     switch command {
     case .request(let request):
         invariant(frames.count == (v2 ? 8 : 7) && frames[1] == FuzzInput.ascii("REQUEST"), "REQUEST frames")
-        invariant(request.version == (v2 ? 2 : 1), "version")
+        invariant(request.version == (v3 ? 3 : v2 ? 2 : 1), "version")
         // Version 02: F7 is the idempotency key, at most 255 bytes; empty is none.
         if v2 {
             invariant(frames[7].count <= 255, "key longer than 255 bytes")
@@ -76,21 +78,38 @@ func checkDecoded(
     case .ping:
         invariant(frames[1] == FuzzInput.ascii("PING"), "PING")
     case .cancel(let id):
-        // Version 02 only: exactly [CIPC02, CANCEL, request id].
+        // Version 02 on: exactly [CIPC0v, CANCEL, request id].
         invariant(v2 && frames.count == 3 && frames[1] == FuzzInput.ascii("CANCEL") && id == frames[2], "CANCEL")
         invariant((1...255).contains(id.count), "CANCEL id")
+    case .turn(let turn):
+        // Version 03: [CIPC03, TURN, request id, conversation id, turn, deadline, body, flags].
+        invariant(v3 && frames.count == 8 && frames[1] == FuzzInput.ascii("TURN"), "TURN frames")
+        invariant(turn.requestID == frames[2] && (1...255).contains(turn.requestID.count), "TURN request id")
+        invariant(
+            turn.conversationID == frames[3] && (1...255).contains(turn.conversationID.count)
+                && turn.conversationID.allSatisfy { (0x21...0x7E).contains($0) }, "conversation id")
+        invariant(turn.turn >= 1 && Int(String(decoding: frames[4], as: UTF8.self)) == turn.turn, "turn")
+        invariant(turn.bodySize == frames[6].count && (1...limits.maxBodySize).contains(turn.bodySize), "TURN body")
+        invariant(ClientTurn.Flags(frame: frames[7]) == turn.flags, "flags")
+    case .readConversation(let id), .endConversation(let id):
+        invariant(v3 && frames.count == 3 && id == frames[2], "CONVERSATION or END")
+        invariant(ClientTurn.isConversationID(id), "conversation id")
     }
     // Every decoded command, encoded by the codec, decodes again the same.
     var encoded = WireFrameList()
     ClientMessageEncoder.command(
-        into: &encoded, command, version: v2 ? 2 : 1, body: .body(frames.count > 6 ? frames[6] : [0]))
+        into: &encoded, command, version: v3 ? 3 : v2 ? 2 : 1, body: .body(frames.count > 6 ? frames[6] : [0]))
     invariant((try? decoder.decode(encoded.frames)) == command, "an encoded command does not decode the same")
 }
 
 func checkError(_ error: ClientMessageError, frames: [[UInt8]], dropped: Int, limits: WireLimits) {
+    // A TURN goes through a REQUEST's checks for its own frames: 6 is its turn number, 7 its conversation id.
+    let isTurn =
+        frames.count >= 2 && frames[0] == FuzzInput.ascii("CIPC03") && frames[1] == FuzzInput.ascii("TURN")
+        && error.check >= 4
     let allowed: [Int: WireErrorCode] = [
-        1: .malformed, 2: .unsupportedVersion, 3: .unknownCommand, 4: .malformed, 5: .badRequestID, 6: .badPhase,
-        7: .malformed, 8: .badDeadline, 9: .malformed, 10: .tooLarge,
+        1: .malformed, 2: .unsupportedVersion, 3: .unknownCommand, 4: .malformed, 5: .badRequestID,
+        6: isTurn ? .malformed : .badPhase, 7: .malformed, 8: .badDeadline, 9: .malformed, 10: .tooLarge,
     ]
     invariant(allowed[error.check] == error.code, "check \(error.check) gave \(error.code)")
     // Echo F2: only the message's own F2 of at most 255 bytes; never for checks 2 and 5.
@@ -102,17 +121,23 @@ func checkError(_ error: ClientMessageError, frames: [[UInt8]], dropped: Int, li
     }
     invariant(error.requestID.count <= 255, "echoed F2 too long")
     // F4: the phase once checked (checks 7-10), else empty; the phase is the message's own.
-    if error.check >= 7 {
+    if error.check >= 7 && !isTurn {
         invariant(error.phase.map { FuzzInput.ascii($0.description) == frames[4] } == true, "F4 not the phase")
     } else {
         invariant(error.phase == nil, "F4 set on check \(error.check)")
     }
-    // A malformed STATUS, or a malformed CANCEL of version 02, is answered as a STATUS answer.
+    // A malformed STATUS, or a malformed CANCEL of version 02 on, is answered as a STATUS answer; a malformed
+    // CONVERSATION or END as a CONVERSATION answer.
+    let versionAtLeast2 =
+        frames.count >= 2 && [FuzzInput.ascii("CIPC02"), FuzzInput.ascii("CIPC03")].contains(frames[0])
     let answeredAsStatus =
         frames.count >= 2
-        && (frames[1] == FuzzInput.ascii("STATUS")
-            || (frames[0] == FuzzInput.ascii("CIPC02") && frames[1] == FuzzInput.ascii("CANCEL")))
+        && (frames[1] == FuzzInput.ascii("STATUS") || (versionAtLeast2 && frames[1] == FuzzInput.ascii("CANCEL")))
+    let answeredAsConversation =
+        frames.count >= 2 && frames[0] == FuzzInput.ascii("CIPC03")
+        && (frames[1] == FuzzInput.ascii("CONVERSATION") || frames[1] == FuzzInput.ascii("END"))
     invariant((error.answer == .status) == (error.check == 4 && answeredAsStatus), "answer")
+    invariant((error.answer == .conversation) == (error.check == 4 && answeredAsConversation), "conversation answer")
     if error.check == 1 {
         let count = frames.count + dropped
         invariant(count < 2 || count > limits.maxFrames || dropped > 0, "check 1 on \(count) frames")

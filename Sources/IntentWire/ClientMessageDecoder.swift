@@ -150,21 +150,7 @@ public struct ClientMessageDecoder: Sendable {
             )
         }
         // Check 8: the deadline.
-        var deadline: Int?
-        if !frames[5].isEmpty {
-            let maximum = limits.maxDeadlineMilliseconds
-            guard let milliseconds = WireBody.parseDecimal(frames[5]),
-                milliseconds >= CIP.deadlineBounds.lowerBound, milliseconds <= maximum
-            else {
-                throw ClientMessageError(
-                    code: .badDeadline,
-                    message: "deadline must be a decimal number of milliseconds from "
-                        + "\(CIP.deadlineBounds.lowerBound) to \(maximum)",
-                    requestID: requestID, phase: phase, check: 8
-                )
-            }
-            deadline = milliseconds
-        }
+        let deadline = try self.deadline(frames[5], requestID: requestID, phase: phase)
         // Checks 9 and 10: the body.
         let bodySize = frames[ClientRequest.bodyIndex].count
         guard bodySize > 0 else {
@@ -207,21 +193,7 @@ public struct ClientMessageDecoder: Sendable {
             throw ClientMessageError(
                 code: .malformed, message: "turn must be a decimal number from 1", requestID: requestID, check: 6)
         }
-        var deadline: Int?
-        if !frames[5].isEmpty {
-            let maximum = limits.maxDeadlineMilliseconds
-            guard let milliseconds = WireBody.parseDecimal(frames[5]),
-                milliseconds >= CIP.deadlineBounds.lowerBound, milliseconds <= maximum
-            else {
-                throw ClientMessageError(
-                    code: .badDeadline,
-                    message: "deadline must be a decimal number of milliseconds from "
-                        + "\(CIP.deadlineBounds.lowerBound) to \(maximum)",
-                    requestID: requestID, check: 8
-                )
-            }
-            deadline = milliseconds
-        }
+        let deadline = try self.deadline(frames[5], requestID: requestID, phase: nil)
         let bodySize = frames[ClientTurn.bodyIndex].count
         guard bodySize > 0 else {
             throw ClientMessageError(
@@ -242,6 +214,25 @@ public struct ClientMessageDecoder: Sendable {
         return ClientTurn(
             requestID: requestID, conversationID: Array(frames[3]), turn: turn, deadlineMilliseconds: deadline,
             bodySize: bodySize, flags: flags)
+    }
+
+    /// Check 8: a deadline frame, empty (nil: the broker's default) or a decimal within the bounds.
+    private func deadline(
+        _ frame: UnsafeRawBufferPointer, requestID: [UInt8], phase: RequestPhase?
+    ) throws(ClientMessageError) -> Int? {
+        guard !frame.isEmpty else { return nil }
+        let maximum = limits.maxDeadlineMilliseconds
+        guard let milliseconds = WireBody.parseDecimal(frame), milliseconds >= CIP.deadlineBounds.lowerBound,
+            milliseconds <= maximum
+        else {
+            throw ClientMessageError(
+                code: .badDeadline,
+                message: "deadline must be a decimal number of milliseconds from "
+                    + "\(CIP.deadlineBounds.lowerBound) to \(maximum)",
+                requestID: requestID, phase: phase, check: 8
+            )
+        }
+        return milliseconds
     }
 
     /// Whether a frame is a usable request id: 1 to 255 bytes.

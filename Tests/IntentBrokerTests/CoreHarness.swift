@@ -1,5 +1,6 @@
 import ConciergeJSON
 import IntentJournal
+import IntentTranscript
 import IntentWire
 import Logging
 import Testing
@@ -395,7 +396,11 @@ struct CoreHarness: ~Copyable {
             case .control(let routingID, _, let control):
                 controls.append((String(decoding: routingID, as: UTF8.self), control))
             case .transcript(let line):
-                transcript.append((line.conversation.name, line.step, line.line))
+                transcript.append(
+                    (
+                        line.conversation.name, line.step,
+                        line.record.map { (try? JSONValue.parse($0.jsonLineBytes()))?.objectValue ?? [:] } ?? [:]
+                    ))
             }
         }
     }

@@ -126,3 +126,40 @@ def test_a_worker_whose_handler_changed_replays_red_with_a_readable_diff():
                      "--worker-arg", "--change-handle")
     assert changed.returncode == 1, changed.stdout + changed.stderr
     assert 'turn 2, handle, output: handle.code\n- recorded: "success"\n+ replayed: "failure"' in changed.stdout
+
+
+def test_a_transcript_the_broker_records_now_validates_and_replays_green(run_dir, tmp_path):
+    """A broker with --transcripts records a conversation whose first turn asks for it (flag `record`): its file
+    validates line by line, is one conversation in order, and replays green against the worker that served it."""
+    transcripts = tmp_path / "transcripts"
+    broker = cluster.Broker("recording", run_dir, {"transcripts": transcripts})
+    pool = None
+    try:
+        broker.wait_ready()
+        pool = cluster.start_pool(broker, run_dir, "recording-pool", workers=1)
+        cluster.wait_for_workers(broker, 1, procs=[pool])
+        intent = {"type": "SendMessage", "parameters": {"recipient": {"displayName": "John"}, "content": "Hi"}}
+        with cip.Client(broker.frontend, version=3) as client:
+            def turn(conversation: str, number: int, body: dict, flags: bytes = b"") -> cip.Message:
+                return client.ending(client.turn(conversation, number, body, flags=flags))
+            first = turn("c-recorded", 1, {"intent": intent}, flags=b"record")
+            assert first.status == "final", first
+            last = turn("c-recorded", 2, {"parameter": "recipient", "option": 0})
+            assert last.status == "final" and last.phase == "handle", last
+            # Not asked for: not recorded.
+            assert turn("c-plain", 1, {"intent": intent}).status == "final"
+        files = sorted(transcripts.glob("*.jsonl"))
+        assert [f.name.startswith("c-recorded-") for f in files] == [True], files
+        lines = records(files[0])
+        for line in lines:
+            S.check(REF, line, "a line the broker wrote")
+        assert [line["record"] for line in lines] == [
+            "start", "turn", "phase", "reply", "turn", "phase", "phase", "phase", "reply", "end"]
+        assert lines[-1]["ending"] == "completed" and lines[0]["flags"] == ["record"]
+        worker = cluster.binary().parent / "concierge-worker"
+        result = replay(str(files[0]), "--worker", str(worker), "--ignore", "**.data.messageId")
+        assert result.returncode == 0, result.stdout + result.stderr
+    finally:
+        if pool is not None:
+            pool.stop()
+        broker.stop()

@@ -155,15 +155,7 @@ extension BrokerCore {
         else { return }
         conversation.running = (id, RequestKey(client: client, id: turn.requestID))
         conversations.store(conversation)
-        if recording {
-            let flags = Self.flagWords(turn.flags).map { JSONValue.string($0) }
-            transcript(
-                .begin, conversation,
-                [
-                    "record": "start", "version": 1, "conversation": .string(key.name), "intentType": .string(type),
-                    "flags": .array(flags), "maxAsks": .int(Int64(conversation.maxAsks)),
-                ])
-        }
+        recordStart(conversation)
         recordTurn(turn, conversation, sent: json, now: now)
         journalConversation(key)
     }
@@ -225,7 +217,7 @@ extension BrokerCore {
         let reply = decorated(output, conversation, now: now)
         conversations.update(key) { $0.lastReply = .init(isError: false, phase: .confirm, body: reply) }
         if let stored = conversations[key] {
-            recordReply(stored, isError: false, phase: .confirm, body: reply, now: now)
+            recordReply(stored, isError: false, phase: .confirm, body: reply)
             if stored.recording { finishTranscript(stored, now: now) }
         }
         journalConversation(key)
@@ -276,7 +268,7 @@ extension BrokerCore {
                     // A first turn: no conversation is left (it never started).
                     conversations.remove(key)
                     if journaling { journal.append(.conversationRemoved(key)) }
-                    if conversation.recording { transcript(.discard, conversation, [:]) }
+                    discardTranscript(conversation)
                     return (status, payload)
                 }
                 conversation.turn -= 1
@@ -346,7 +338,9 @@ extension BrokerCore {
         reply: [UInt8], now: UInt64
     ) -> (ClientReply<Body>.Status, ReplyPayload<Body>) {
         conversations.store(conversation)
-        recordReply(conversation, isError: status == .error, phase: request.phase, body: reply, now: now)
+        recordReply(
+            conversation, isError: status == .error, phase: request.phase, body: reply,
+            elapsed: now &- request.arrival)
         if conversation.state == .ended, conversation.recording { finishTranscript(conversation, now: now) }
         journalConversation(conversation.key)
         return (status, .bytes(reply))
