@@ -177,14 +177,17 @@ struct ClientStateMachine<Stream, Waiter, PingWaiter> {
             lostSince = nil
             return
         }
-        if reply.requestID.isEmpty && reply.errorCode == WireErrorCode.unsupportedVersion.rawValue {
-            // Only conversations go out in a version a broker may not speak (CIPC03): this one has none.
+        if reply.requestID.isEmpty, let code = reply.errorCode,
+            code == WireErrorCode.unsupportedVersion.rawValue || code == WireErrorCode.unknownCommand.rawValue
+        {
+            // Only conversations go out in a version a broker may not speak (CIPC03), and every other command this
+            // client sends has an F2 the answer would echo: this broker has no conversations.
             lostSince = nil
             failConversations(
                 ClientError(
                     code: .conversationsUnsupported,
-                    message: "the broker at \(rotation.current) does not speak CIPC03 (it answered "
-                        + "unsupported-version): it has no conversations"))
+                    message: "the broker at \(rotation.current) does not serve conversations (CIPC03; it answered "
+                        + "\(code))"))
             return
         }
         let unavailable = reply.errorCode == WireErrorCode.unavailable.rawValue

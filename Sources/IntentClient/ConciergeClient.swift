@@ -12,6 +12,9 @@ import ZeroMQ
 /// let intent: JSONValue = ["type": "Echo", "parameters": ["text": "hi"]]
 /// for try await reply in client.send(intent: intent, phase: .lifecycle) { print(reply.status, reply.phase) }
 /// ```
+/// Conversations (``startConversation(intent:id:flags:deadline:retry:progress:)``, `CIPC03`) keep a multi-turn
+/// intent at the broker: each later turn sends only the user's answers, and the client numbers the turns.
+///
 /// The socket lives on one thread of its own; the API is safe to use from any task. Given several broker endpoints
 /// (``ClientConfiguration/brokerEndpoints``: brokers sharing a PostgreSQL journal, one active), the client is
 /// connected to one at a time and follows the active broker: it moves to the next endpoint when its connection

@@ -56,9 +56,11 @@ public struct ConversationState: Sendable, Hashable {
         public let kind: String
         /// The options of a `disambiguation` (answer with an index into them).
         public let options: [JSONValue]
-        /// The value of a `confirmationRequired` (answer yes or no), when the broker or the reply names it.
+        /// The value of a `confirmationRequired` (answer yes or no), when the object names it (the broker's leaves
+        /// it out: it is in the intent, and in the turn reply's `"resolve"`).
         public let value: JSONValue?
-        /// The reason of an `unsupported`, when given.
+        /// The reason of an `unsupported`, when the object names it (the broker's leaves it out: it is in the turn
+        /// reply's `"resolve"`).
         public let reason: String?
         /// How many times the parameter was asked so far, this time included.
         public let asks: Int

@@ -375,7 +375,7 @@ struct SendCommand: AsyncParsableCommand {
                 let ended = try? await client.endConversation(conversationID)
                 FileHandle.standardError.write(
                     Data(
-                        "concierge send: interrupted: conversation \(conversationID) \(ended == nil ? "left to expire" : "ended")\n"
+                        "\nconcierge send: interrupted: conversation \(conversationID) \(ended == nil ? "left to expire" : "ended")\n"
                             .utf8))
                 Foundation.exit(Self.cancelledStatus)
             }

@@ -87,6 +87,10 @@ import Testing
         #expect(
             rules.actions().sorted() == ["finish 1 conversations-unsupported", "resume 2 conversations-unsupported"])
         #expect(rules.machine.pending.keys.sorted() == ["r0"])
+        // A broker that knows CIPC03 but serves no conversations answers unknown-command, F2 empty.
+        ask("c-1", waiter: 3)
+        rules.machine.received(ClientStateMachineTests.error("", .unknownCommand), isStatus: false, now: 0)
+        #expect(rules.actions() == ["resume 3 conversations-unsupported"])
     }
 
     @Test mutating func aTurnRefusedBusyWithPushbackHoldsBackLaterTurnsOfItsIntentTypeUnsent() {
