@@ -88,7 +88,7 @@ let invalidCases: [InvalidCase] = [
     InvalidCase(
         label: "unknown key", text: probe(extra: #", "colour": 1"#),
         errors: [
-            "\(file): error: colour: unknown key (allowed: intent, description, version, parameters, enums, "
+            "\(file): error: colour: unknown key (allowed: intent, description, version, maxAsks, parameters, enums, "
                 + "confirmCodes, handleCodes)"
         ], intentKitRejects: true),
     InvalidCase(
