@@ -38,6 +38,18 @@ struct GeneratedSourceTests {
         #expect(throws: (any Error).self) { try generate(bad) }
     }
 
+    @Test func aDefinitionsMaxAsksBecomesItsConversationBound() throws {
+        let bounded = probeDefinition.replacingOccurrences(
+            of: #""intent": "Probe","#, with: #""intent": "Probe", "maxAsks": 5,"#)
+        #expect(try generate(bounded).contains("public static let conversationMaxAsks: Int? = 5"))
+        #expect(try !generate(probeDefinition).contains("conversationMaxAsks"))  // nil: the broker's default
+        for bad in ["0", "101", "\"three\""] {
+            let text = probeDefinition.replacingOccurrences(
+                of: #""intent": "Probe","#, with: #""intent": "Probe", "maxAsks": \#(bad),"#)
+            #expect(throws: (any Error).self) { try generate(text) }
+        }
+    }
+
     @Test func generatedSourceDeclaresTheIntentItsParametersEnumerationsCodesAndResolutions() throws {
         let source = try generate(probeDefinition)
         let expected = [
