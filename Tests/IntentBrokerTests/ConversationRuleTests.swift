@@ -273,6 +273,17 @@ import Testing
         #expect(Self.conversation(harness.readConversation("c1"))?["ending"] == "failed")
     }
 
+    @Test func aLifecycleWhoseHandleRanWhenTheBrokerDiedEndsOutcomeUnknownInItsHandlePhase() throws {
+        var harness = try Self.harness(journaling: true)
+        harness.send("r1", type: "SendMessage", phase: .lifecycle, body: Self.start)
+        harness.answer("w1", outcome: .continue, body: Self.output(recipient: Self.appleseed))
+        harness.answer("w1", outcome: .continue, body: Self.output(recipient: Self.appleseed, confirm: "ready"))
+        #expect(harness.jobs["w1"]?.last?.phase == .handle)
+        try harness.restart()
+        let ending = try #require(harness.endings(of: "r1").first)
+        #expect(ending.code == "outcome-unknown" && ending.phase == "handle", "\(ending)")
+    }
+
     @Test func recordedConversationsWriteEveryTurnPhaseAndReply() throws {
         var configuration = BrokerConfiguration()
         configuration.transcriptDirectory = "/unused"

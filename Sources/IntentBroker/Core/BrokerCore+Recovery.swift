@@ -159,6 +159,8 @@ extension BrokerCore {
         statistics.requestsRecovered += 1
         enqueue(entry.id, atFront: false, now: now)
         if entry.handleDispatched {
+            // Its ending names the phase the broker last heard of: handle, whose job went out (section 5.15).
+            request.phase = .handle
             fail(
                 entry.id, .outcomeUnknown,
                 "the broker restarted while the handle job ran; whether it ran is unknown", now: now)
