@@ -46,6 +46,12 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // Tracing (issue 35): the API everywhere, Swift OTel's OTLP/HTTP exporter in ConciergeTracing only (its
+        // OTLP/gRPC trait would add grpc-swift to every build).
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-service-context", from: "1.5.1"),
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
+        .package(url: "https://github.com/swift-otel/swift-w3c-trace-context", from: "1.0.0"),
     ],
     targets: [
         // MARK: C binding
@@ -88,6 +94,7 @@ let package = Package(
             name: "IntentBroker",
             dependencies: [
                 "ZeroMQ", "IntentWire", "IntentJournal", "IntentTranscript",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
@@ -101,6 +108,7 @@ let package = Package(
             dependencies: [
                 "ZeroMQ", "IntentWire", "IntentKit", "ConciergeJSON",
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -121,6 +129,7 @@ let package = Package(
             name: "IntentClient",
             dependencies: [
                 "ZeroMQ", "IntentWire", "ConciergeJSON",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -144,6 +153,36 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Tracing's setup for the executables: Swift OTel bootstrapped when configured, W3C trace context to and from
+        // ServiceContext (Docs/TRACING.md).
+        .target(
+            name: "ConciergeTracing",
+            dependencies: [
+                "IntentWire",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "ServiceContextModule", package: "swift-service-context"),
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The HTTP/JSON gateway (`concierge gateway`, Schemas/openapi.yaml): HTTP requests onto ConciergeClient.
+        .target(
+            name: "ConciergeGateway",
+            dependencies: [
+                "IntentClient", "IntentWire", "ConciergeJSON", "ConciergeHTTP", "ConciergeTracing",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "ConciergeTestKit",
             dependencies: ["IntentClient", "IntentWire", "ConciergeJSON", "ConciergeTop"],
@@ -152,7 +191,7 @@ let package = Package(
         .target(
             name: "ConciergeCommandLine",
             dependencies: [
-                "IntentWorker", "IntentKit", "IntentWire", "ZeroMQ", "ConciergeJSON",
+                "IntentWorker", "IntentKit", "IntentWire", "ZeroMQ", "ConciergeJSON", "ConciergeTracing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -185,6 +224,7 @@ let package = Package(
                 "IntentBroker", "IntentWorker", "IntentPool", "IntentClient", "IntentLoad", "ConciergeExamples",
                 "ConciergeJSON", "IntentWire", "ZeroMQ", "ConciergeCommandLine", "IntentJournal", "ConciergeHTTP",
                 "ConciergeTop", "IntentKit", "IntentTranscript", "IntentTranscriptReplay", "IntentTesting",
+                "ConciergeGateway", "ConciergeTracing",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

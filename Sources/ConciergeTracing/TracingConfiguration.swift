@@ -1,0 +1,10 @@
+/// Whether and where the process exports spans (Docs/TRACING.md). Off by default.
+public struct TracingConfiguration: Sendable, Hashable {
+    /// Export spans through Swift OTel (OTLP/HTTP), configured by the standard `OTEL_*` environment variables.
+    public var enabled: Bool
+
+    /// Creates a configuration; tracing is off unless `enabled`.
+    public init(enabled: Bool = false) {
+        self.enabled = enabled
+    }
+}
