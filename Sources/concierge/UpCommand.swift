@@ -1,6 +1,7 @@
 import ArgumentParser
 import ConciergeCommandLine
 import ConciergeHTTP
+import ConciergeTracing
 import IntentBroker
 import IntentPool
 import Logging
@@ -51,7 +52,11 @@ struct UpCommand: AsyncParsableCommand {
     func run() async throws {
         let level = logging.bootstrap()
         let logger = Logger(label: "concierge")
+        // `--tracing` (a worker option) traces the broker and the pool's workers alike.
+        let exporter = try TracingBootstrap.bootstrap(
+            TracingConfiguration(enabled: worker.tracing, serviceName: "concierge-broker"), logger: logger)
         var configuration = broker.configuration
+        configuration.tracing = worker.tracing
         try security.apply(to: &configuration)
         if let curve = configuration.curve,
             let keys = try CurveClientOptions.keys(serverKey: curveServerKey, secretKey: workerSecretKey)
@@ -103,7 +108,7 @@ struct UpCommand: AsyncParsableCommand {
             ]
         )
         // The pool stops first (workers drain while the broker still answers), then the broker, then /livez.
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = exporter.map { [.init(service: $0)] } ?? []
         if let endpoint, let metrics {
             let health = brokerService.health
             let server = ObservabilityServer(
