@@ -34,6 +34,27 @@ class CurveKeys:
     public: str
     secret: str
 
+    @classmethod
+    def from_files(cls, server_public_file: str, secret_file: str) -> CurveKeys:
+        """The broker's ``.pub`` file and this client's ``.secret`` file as ``concierge keygen`` writes them (a ``#``
+        comment line, then the Z85 key); the public key is derived from the secret one."""
+        secret = read_key_file(secret_file)
+        public = zmq.curve_public(secret.encode()).decode()
+        return cls(read_key_file(server_public_file), public, secret)
+
+
+def read_key_file(path: str) -> str:
+    """The Z85 key of a key file, read as the broker reads it: the first word of each line, lines whose first word
+    starts with ``#`` being comments."""
+    with open(path, encoding="ascii") as file:
+        for line in file:
+            words = line.split()
+            if words and not words[0].startswith("#"):
+                if len(words[0]) != 40:
+                    raise ValueError(f"{path}: a Z85 key has 40 characters")
+                return words[0]
+    raise ValueError(f"{path}: no key")
+
 
 class _SocketConnection:
     """A DEALER with the client's routing id and CURVE keys, and its monitor; a move replaces both."""

@@ -86,7 +86,7 @@ class ConversationState:
             id=str(obj.get("id", "")),
             intent_type=str(obj.get("intentType", "")),
             turn=_int(obj.get("turn"), 0),
-            phase=str(obj.get("phase", "")),
+            phase=str(obj.get("state", obj.get("phase", ""))),
             asking=asking,
             max_asks=_int(obj.get("maxAsks"), 0),
             intent=obj.get("intent"),
