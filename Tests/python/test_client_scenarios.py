@@ -348,6 +348,15 @@ def test_failover_follows_the_active_broker(api, spawn, run_dir):
     assert api.call(c, "request", echo("after"), "handle").status == "final"
 
 
+def test_a_first_endpoint_never_bound_is_left_within_a_heartbeat(api, main_cluster, run_dir):
+    """FollowTheActiveBrokerTests.aClientAndAPoolWhoseFirstEndpointIsNeverBoundWorkThroughTheSecond: no handshake
+    within one heartbeat interval moves the client on (silence alone would take liveness x heartbeat = 10 s)."""
+    c = api.client([f"ipc://{run_dir}/never-bound-{api.kind}.sock", main_cluster.frontend], heartbeat=0.25,
+                   heartbeat_liveness=40)
+    reply = api.call(c, "request", echo("second"), "handle", timeout=5)
+    assert reply.status == "final" and reply.json["handle"]["data"]["text"] == "second"
+
+
 def test_curve_with_keys_from_keygen(api, spawn, run_dir):
     """CurveSecurityTests.listedClientGetsRepliesFromAListedPoolOverCurve and
     aClientWithoutCurveCannotTalkToACurveBroker."""
