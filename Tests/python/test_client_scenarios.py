@@ -212,6 +212,35 @@ def test_cancel_ends_the_request_and_its_caller_gets_it_too(api, main_cluster):
     assert api.call(c, "request", echo("after"), "handle").status == "final"
 
 
+def test_send_goes_out_before_its_replies_are_read(api, main_cluster):
+    """send() sends at once, as the Swift client's: the request runs (and can be cancelled) before anyone iterates,
+    and the iterator then gets its replies."""
+    c = api.client(main_cluster.frontend)
+    rid = f"eager-{api.kind}"
+
+    def scenario_sync() -> list[Reply]:
+        replies = c.send(echo("long", delayMs=20000), "handle", deadline=30, request_id=rid)
+        wait_running(api, c, rid)
+        assert c.cancel(rid).error_code == "cancelled"
+        return list(replies)
+
+    async def scenario_async() -> list[Reply]:
+        replies = c.send(echo("long", delayMs=20000), "handle", deadline=30, request_id=rid)
+        for _ in range(1500):
+            answer = await c.status(rid)
+            if answer.status == "progress" and answer.json.get("state") == "running":
+                break
+            await asyncio.sleep(0.02)
+        assert (await c.cancel(rid)).error_code == "cancelled"
+        return [r async for r in replies]
+
+    if api.loop is None:
+        replies = api.pool.submit(scenario_sync).result(WAIT)
+    else:
+        replies = asyncio.run_coroutine_threadsafe(scenario_async(), api.loop).result(WAIT)
+    assert [r.error_code for r in replies] == ["cancelled"]
+
+
 def test_abandoning_a_request_cancels_it_at_the_broker(api, main_cluster):
     """ClientRetryAndCancelTests.cancellingTheTaskOfARequestEndsItAtTheBroker: the caller stops waiting
     (AsyncClient: the task is cancelled; Client: its wait times out), and the broker stops the request."""

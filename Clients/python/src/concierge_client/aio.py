@@ -72,7 +72,7 @@ class AsyncClient(ClientBase):
         )
         return await asyncio.wait_for(self._run(proc, on_progress), timeout)
 
-    async def send(
+    def send(
         self,
         intent: Mapping[str, Any],
         phase: str = "lifecycle",
@@ -84,16 +84,30 @@ class AsyncClient(ClientBase):
         request_id: str | None = None,
         timeout: float | None = None,
     ) -> AsyncIterator[Reply]:
-        """See :meth:`Client.send` (an async generator)."""
+        """See :meth:`Client.send`: sends now (call it from a coroutine) and returns an async iterator over the
+        replies (``async for reply in client.send(...)``)."""
         rid = request_id or self.make_request_id()
         procedures.check_request_id(rid)
         trace = procedures.trace_context(traceparent, tracestate)
         frames = procedures.request_frames(rid, intent, phase, deadline, idempotency_key, trace)
-        async with asyncio.timeout(timeout) if hasattr(asyncio, "timeout") else _nullcontext():
-            async for item in self._stream(Attempt(rid, frames, str(intent.get("type")), False, 1)):
+        return self._raising(self._stream(Attempt(rid, frames, str(intent.get("type")), False, 1)), timeout)
+
+    async def _raising(self, replies: AsyncIterator[Reply | ClientError], timeout: float | None) -> AsyncIterator[Reply]:
+        loop = asyncio.get_running_loop()
+        end = None if timeout is None else loop.time() + timeout
+        iterator = replies.__aiter__()
+        try:
+            while True:
+                left = None if end is None else max(0.0, end - loop.time())
+                try:
+                    item = await asyncio.wait_for(iterator.__anext__(), left)
+                except StopAsyncIteration:
+                    return
                 if isinstance(item, ClientError):
                     raise item
                 yield item
+        finally:
+            await iterator.aclose()  # type: ignore[attr-defined]
 
     async def cancel(self, request_id: str, *, timeout: float | None = None) -> Reply:
         """See :meth:`Client.cancel`."""
@@ -222,13 +236,17 @@ class AsyncClient(ClientBase):
         assert last is not None
         return last
 
-    async def _stream(self, op: Attempt) -> AsyncIterator[Reply | ClientError]:
+    def _stream(self, op: Attempt) -> AsyncIterator[Reply | ClientError]:
+        """Sends the request now and returns the async iterator over its replies."""
         sink = _LoopSink(asyncio.get_running_loop())
         serial = self._driver.next_serial()
         self._driver.submit(
             lambda m, c, now: m.request(op.request_id, serial, op.frames, op.intent_type, op.is_turn, sink, now, c),
             sink.close,
         )
+        return self._replies(op.request_id, serial, sink)
+
+    async def _replies(self, rid: str, serial: int, sink: _LoopSink) -> AsyncIterator[Reply | ClientError]:
         ended = False
         try:
             while True:
@@ -241,7 +259,6 @@ class AsyncClient(ClientBase):
                 yield item
         finally:
             if not ended:
-                rid = op.request_id
                 self._driver.submit(lambda m, c, now: m.abandon(rid, serial, now, c), lambda e: None)
 
     async def _outcome(
@@ -263,9 +280,3 @@ class AsyncClient(ClientBase):
         return outcome
 
 
-class _nullcontext:
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None

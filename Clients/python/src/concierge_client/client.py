@@ -239,12 +239,19 @@ class Client(ClientBase):
         return last
 
     def _stream(self, op: Attempt, deadline: float | None, raise_errors: bool = True) -> Iterator[Any]:
+        """Sends the request now (not at the first iteration: a caller may cancel it before reading), and returns
+        the iterator over its replies."""
         sink = _ThreadSink()
         serial = self._driver.next_serial()
         self._driver.submit(
             lambda m, c, now: m.request(op.request_id, serial, op.frames, op.intent_type, op.is_turn, sink, now, c),
             sink.close,
         )
+        return self._replies(op.request_id, serial, sink, deadline, raise_errors)
+
+    def _replies(
+        self, rid: str, serial: int, sink: _ThreadSink, deadline: float | None, raise_errors: bool
+    ) -> Iterator[Any]:
         ended = False
         try:
             while True:
@@ -259,7 +266,6 @@ class Client(ClientBase):
                 yield item
         finally:
             if not ended:
-                rid = op.request_id
                 self._driver.submit(lambda m, c, now: m.abandon(rid, serial, now, c), lambda e: None)
 
     def _outcome(
