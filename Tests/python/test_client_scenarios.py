@@ -422,6 +422,20 @@ def test_curve_with_keys_from_keygen(api, spawn, run_dir):
 # -- trace context (CIPC04) -----------------------------------------------------------------------------------
 
 
+def test_a_traced_request_to_a_real_broker_ends(api, main_cluster):
+    """A REQUEST with trace context (CIPC04) gets its ending from a real broker: the final where the broker speaks
+    CIPC04, and at once the broker's `unsupported-version` as a ClientError where it predates it (never a wait)."""
+    c = api.client(main_cluster.frontend)
+    try:
+        reply = api.call(c, "request", echo("traced"), "handle",
+                         traceparent="00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", timeout=10)
+    except ClientError as e:
+        assert e.code == "unsupported-version", e
+    else:
+        assert reply.status == "final" and reply.json["handle"]["data"]["text"] == "traced"
+    assert api.call(c, "request", echo("plain"), "handle").status == "final"
+
+
 def test_trace_context_goes_out_as_cipc04(api, run_dir):
     """A REQUEST and a TURN with a traceparent are CIPC04 with F8/F9; without one, the versions of the Swift
     client (01 plain, 02 keyed, 03 turns). A Python ROUTER plays the broker and records the frames."""

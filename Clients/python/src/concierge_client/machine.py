@@ -197,14 +197,10 @@ class Machine:
         code = reply.error_code
         if reply.request_id == "" and code in ("unsupported-version", "unknown-command"):
             # Only conversations (CIPC03) and traced messages (CIPC04) go out in a version an older broker may not
-            # speak; every other command has an F2 the answer would echo.
+            # speak, and every other command has an F2 the answer would echo: this broker has no conversations, or
+            # no trace context.
             self.lost_since = None
-            self._fail_conversations(
-                ClientError(
-                    errors.CONVERSATIONS_UNSUPPORTED,
-                    f"the broker at {self.rotation.current} does not serve this version (it answered {code})",
-                )
-            )
+            self._fail_newer_versions(code)
             return
         if code == "unavailable":
             self.move_requested = True
@@ -524,12 +520,26 @@ class Machine:
                 cw.sink.close(error)
         self.conversation_waiters.clear()
 
-    def _fail_conversations(self, error: ClientError) -> None:
-        for rid in [rid for rid, r in self.pending.items() if r.is_turn or r.frames[0] == wire.SIGNATURES[4]]:
+    def _fail_newer_versions(self, code: str) -> None:
+        """Fails what the broker cannot read: turns and conversation queries (``conversations-unsupported``), and
+        traced requests (the broker's ``unsupported-version``: send them without a traceparent)."""
+        where = self.rotation.current
+        for rid, request in list(self.pending.items()):
+            if request.frames[0] == wire.SIGNATURES[4] and not request.is_turn:
+                error = ClientError(code, f"request {rid}: the broker at {where} does not take trace context (CIPC04)")
+            elif request.is_turn:
+                error = ClientError(
+                    errors.CONVERSATIONS_UNSUPPORTED,
+                    f"the broker at {where} does not serve conversations (CIPC03; it answered {code})",
+                )
+            else:
+                continue
             self._finish(rid, None, error)
         for cwaiters in self.conversation_waiters.values():
             for cw in cwaiters:
-                cw.sink.close(error)
+                cw.sink.close(
+                    ClientError(errors.CONVERSATIONS_UNSUPPORTED, f"the broker at {where} does not serve conversations")
+                )
         self.conversation_waiters.clear()
 
     def _given_up(self, connection: Connection, now: float) -> ClientError:
