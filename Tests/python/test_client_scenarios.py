@@ -145,6 +145,16 @@ def test_progress_then_final(api, main_cluster):
     assert [r.status for r in fast] == ["final"]  # DeadlineAndFailureTests.fastRequestsGetOnlyAFinalReply
 
 
+def test_many_callers_share_one_client(api, main_cluster):
+    """Client is thread-safe and AsyncClient takes concurrent tasks: 120 requests at once on one connection, each
+    gets its own ending."""
+    c = api.client(main_cluster.frontend)
+    calls = [api.submit(c, "request", echo(f"n{i}"), "handle", deadline=10) for i in range(120)]
+    replies = [call.result(WAIT) for call in calls]
+    assert all(r.status == "final" for r in replies), [r.body for r in replies if r.status != "final"][:3]
+    assert [r.json["handle"]["data"]["text"] for r in replies] == [f"n{i}" for i in range(120)]
+
+
 def test_lifecycle_runs_every_phase(api, main_cluster):
     """ExampleLifecycleTests.aLifecycleAnswersTheSameWhateverItsPhasesChain; lifecycleStopsAtResolve..."""
     c = api.client(main_cluster.frontend)

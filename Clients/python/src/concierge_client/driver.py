@@ -153,6 +153,7 @@ class Driver:
         self._closed = False
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
         self._serial = 0
         self._ids = 0
         self._thread = threading.Thread(target=self._run, name="concierge-client", daemon=True)
@@ -172,7 +173,7 @@ class Driver:
         with self._lock:
             if not self._closed:
                 self._commands.append(command)
-                os.write(self._wake_w, b"x")
+                self._wake()
                 return
         on_closed(ClientError(errors.CLOSED, "the client is closed"))
 
@@ -181,9 +182,15 @@ class Driver:
             if self._closed:
                 return
             self._closed = True
-            os.write(self._wake_w, b"x")
+            self._wake()
         if threading.current_thread() is not self._thread:
             self._thread.join(10)
+
+    def _wake(self) -> None:
+        try:
+            os.write(self._wake_w, b"x")
+        except BlockingIOError:
+            pass  # the pipe is full: a wake is pending already
 
     def _run(self) -> None:
         m, conn = self.machine, self.connection
