@@ -359,6 +359,37 @@ def test_broker_restart_ends_a_lost_request_with_broker_restarted(api, spawn, ru
     assert api.call(c, "status", "lost").error_code == "unknown-request"
 
 
+def test_a_conversation_survives_a_broker_killed_between_its_turns(api, spawn, run_dir):
+    """ConversationTests.aConversationSurvivesABrokerKilledBetweenItsTurns: a journaled broker killed between turns;
+    the client, still connected to the endpoint, sends only the answers to the broker started again."""
+    journal = run_dir / f"conv-journal-{api.kind}.sqlite"
+    out = subprocess.run([str(cluster.binary()), "journal", "init", str(journal)], capture_output=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    name, flags = f"conv-{api.kind}", {"heartbeat-ms": 250, "journal": journal}
+    broker = cluster.Broker(name, run_dir, dict(flags))
+    spawn.procs.append(broker.proc)
+    broker.wait_ready()
+    w1 = spawn.worker(broker, name=f"cw1-{api.kind}", capacity=4, heartbeat_ms=250)
+    c = api.client(broker.frontend)
+    john = {"type": "SendMessage", "parameters": {"recipient": {"displayName": "John"}, "content": "Running late"}}
+    first = api.call(c, "start_conversation", john, f"order-{api.kind}", confirm=True)
+    assert first.asking[0].parameter == "recipient" and len(first.asking[0].options) == 2
+    broker.proc.signal(9)
+    broker.proc.wait(10)
+    w1.signal(9)
+    w1.wait(10)
+    again = cluster.Broker(name, run_dir, dict(flags))
+    spawn.procs.append(again.proc)
+    again.wait_ready()
+    spawn.worker(again, name=f"cw2-{api.kind}", capacity=4, heartbeat_ms=250)
+    second = api.call(c, "choose", first.conversation_id, "recipient", 1)
+    assert second.is_confirming and second.number == 2
+    assert second.interaction["intent"]["parameters"]["recipient"]["displayName"] == "John Doe"
+    last = api.call(c, "confirm", first.conversation_id, True)
+    assert last.reply.phase == "handle" and last.interaction["handle"]["code"] == "success"
+    assert last.state.ending == "completed" and last.number == 3
+
+
 def test_failover_follows_the_active_broker(api, spawn, run_dir):
     """FollowTheActiveBrokerTests.aRequestInFlightFollowsTheActiveBrokerToTheOneThatTakesOver: two brokers on one
     SQLite journal, the first killed with a request in flight, the second started: the request ends there."""
