@@ -5,9 +5,21 @@ phases and bodies. (Timeouts, shedding and queued progress are in test_errors.py
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
+import cip
 from cip import interaction
+
+sys.path.insert(0, str(cip.REPO / "Clients" / "python" / "src"))
+from concierge_client import Client  # noqa: E402  (the library: these tests are about the broker, not the wire)
+
+
+@pytest.fixture
+def lib(main_cluster):
+    with Client(main_cluster.frontend) as c:
+        yield c
 
 
 def slow_echo(phase="handle", delay=1200, **extra):
@@ -40,9 +52,9 @@ def test_progress_then_final_for_a_handle_request(client, main_cluster):
 
 
 @pytest.mark.parametrize("phase", ["resolve", "confirm", "handle"])
-def test_progress_names_the_phase_running_at_the_deadline(client, phase):
+def test_progress_names_the_phase_running_at_the_deadline(lib, phase):
     """A lifecycle whose delay is in one phase: progress and its body name that phase (never lifecycle)."""
-    replies = client.call("Echo", "lifecycle", slow_echo(phase, delay=800), deadline=200)
+    replies = list(lib.send(slow_echo(phase, delay=800)["intent"], "lifecycle", deadline=0.2, timeout=15))
     assert [m.status for m in replies] == ["progress", "final"]
     progress, final = replies
     assert progress.phase == progress.json["phase"] == phase
@@ -50,12 +62,12 @@ def test_progress_names_the_phase_running_at_the_deadline(client, phase):
     assert (final.phase, set(final.json)) == ("handle", {"intent", "resolve", "confirm", "handle"})
 
 
-def test_progress_then_error(client):
+def test_progress_then_error(lib):
     """A failure after the deadline still ends the request: progress, then the error REPLY."""
-    replies = client.call("Echo", "lifecycle", slow_echo("resolve", delay=600, failWith="late failure"),
-                          deadline=200)
+    replies = list(lib.send(slow_echo("resolve", delay=600, failWith="late failure")["intent"], "lifecycle",
+                            deadline=0.2, timeout=15))
     assert [m.status for m in replies] == ["progress", "error"]
-    assert replies[1].code == "handler-failed" and replies[1].phase == "resolve"
+    assert replies[1].error_code == "handler-failed" and replies[1].phase == "resolve"
 
 
 def test_progress_then_final_that_stops_early(client):

@@ -6,10 +6,17 @@ request, a completed key replays its final reply byte for byte flagged `replay`,
 from __future__ import annotations
 
 import json
+import sys
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import zmq
+
+import cip
+
+sys.path.insert(0, str(cip.REPO / "Clients" / "python" / "src"))
+from concierge_client import Client  # noqa: E402  (the library where a test is about the broker, not the wire)
 
 V2 = b"CIPC02"
 
@@ -54,16 +61,15 @@ def new_key() -> bytes:
 
 
 def test_a_duplicate_in_flight_attaches_and_gets_the_same_final_reply(main_cluster):
-    c = V2Client(main_cluster.frontend)
-    key = new_key()
-    c.request(b"first", key, body(delayMs=300))
-    c.request(b"second", key, body(delayMs=300))
-    first, second = c.ending(b"first"), c.ending(b"second")
-    assert first[3] == second[3] == b"final"
+    key = new_key().decode()
+    intent = {"type": "Echo", "parameters": {"text": "pay", "delayMs": 300}}
+    with Client(main_cluster.frontend) as c, ThreadPoolExecutor(2) as pool:
+        calls = [pool.submit(c.request, intent, "handle", 10.0, key, timeout=20) for _ in range(2)]
+        first, second = (call.result(25) for call in calls)
+    assert first.status == second.status == "final"
     # One job: the same handler output (its pid, handler instance and job count) byte for byte.
-    assert first[5] == second[5]
-    assert first[6] == second[6] == b""
-    c.close()
+    assert first.body == second.body
+    assert not first.is_replay and not second.is_replay  # attached, not replayed
 
 
 def test_a_completed_key_is_replayed_byte_for_byte_and_another_body_is_a_conflict(main_cluster):
