@@ -16,7 +16,9 @@ public struct WorkerOptions: ParsableArguments, Sendable {
 
     @Flag(
         help: """
-            Make a span for each phase a handler runs and export it over OTLP/HTTP (Swift OTel; the OTEL_*             environment variables configure it, Docs/TRACING.md). Off: the handler still sees the request's trace             context.
+            Trace: make a span for each phase a handler runs (with `up`, the broker's spans too) and export them \
+            over OTLP/HTTP (Swift OTel; the OTEL_* environment variables configure it, Docs/TRACING.md). Off: the \
+            handler still sees the request's trace context.
             """
     )
     public var tracing = false

@@ -286,7 +286,8 @@ struct BrokerCommand: AsyncParsableCommand {
 
     @Flag(
         help: """
-            Make spans for requests and jobs and export them over OTLP/HTTP (Swift OTel; the OTEL_* environment             variables configure it, Docs/TRACING.md). Off: workers get the callers' trace context unchanged.
+            Make spans for requests and jobs and export them over OTLP/HTTP (Swift OTel; the OTEL_* environment \
+            variables configure it, Docs/TRACING.md). Off: workers get the callers' trace context unchanged.
             """
     )
     var tracing = false

@@ -87,4 +87,26 @@ import Testing
                 "ended final true",
             ])
     }
+
+    @Test func withBrokerTracingAReplayedKeyIsARequestSpanOfItsOwnAndAnAttachedDuplicateHasNone() throws {
+        var configuration = BrokerConfiguration()
+        configuration.tracing = true
+        var broker = try CoreHarness(configuration)
+        broker.register("w1", version: 5)
+        broker.send("first", phase: .handle, key: "k", traceContext: Self.trace)
+        broker.send("attached", phase: .handle, key: "k", traceContext: Self.trace)  // the same key in flight
+        broker.answer("w1")
+        broker.send("again", phase: .handle, key: "k", traceContext: Self.trace)  // the key's stored reply
+        let described = broker.traces.map { event -> String in
+            switch event {
+            case .started(_, let id, _, _, _): "started \(String(decoding: id, as: UTF8.self))"
+            case .replayed(let request):
+                "replayed \(String(decoding: request.requestID, as: UTF8.self)) \(request.traceContext == Self.trace)"
+            case .event(_, let mark): mark.rawValue
+            case .ended(_, let outcome, _): "ended \(outcome)"
+            }
+        }
+        #expect(described == ["started first", "ended final", "replayed again true"])
+        #expect(broker.endings(of: "again").first?.isReplay == true)
+    }
 }

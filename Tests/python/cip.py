@@ -53,6 +53,7 @@ REPLY_CODES = {
     "malformed", "unsupported-version", "unknown-command", "bad-request-id", "bad-phase", "bad-deadline",
     "too-large", "duplicate-request", "unknown-intent", "busy", "timeout", "worker-lost", "worker-crashed",
     "handler-failed", "bad-body", "shutting-down", "internal", "idempotency-conflict", "cancelled", "outcome-unknown", "unavailable",
+    "bad-trace-context",
 }
 VALIDATION_CODES = {"unknown-parameter", "invalid-type", "out-of-range", "invalid-enum", "missing-parameter"}  # 5.11 step 4
 # Section 4.11 (version 03): the broker's answers to TURNs. Only too-many-asks ends a turn that ran (so STATUS may

@@ -44,15 +44,16 @@ def environment(extra: dict[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def start_broker(run_dir: Path, name: str, tracing: bool, env: dict[str, str]) -> cluster.Broker:
+def start_broker(run_dir: Path, name: str, tracing: bool, env: dict[str, str],
+                 flags: dict[str, object] | None = None) -> cluster.Broker:
     with environment(env):
-        broker = cluster.Broker(name, run_dir, {"tracing": True} if tracing else {})
+        broker = cluster.Broker(name, run_dir, ({"tracing": True} if tracing else {}) | (flags or {}))
     broker.wait_ready()
     return broker
 
 
 def start_worker(broker: cluster.Broker, run_dir: Path, name: str, tracing: bool, env: dict[str, str]) -> cluster.Proc:
-    args = [str(cluster.binary()), "worker", "--broker", broker.backend, "--name", name, "--capacity", "4",
+    args = [str(cluster.binary()), "worker", "--broker", broker.backend, "--name", name, "--capacity", "1",
             "--heartbeat-ms", str(broker.heartbeat_ms), "--log-level", "warning"]
     if tracing:
         args.append("--tracing")
@@ -133,16 +134,28 @@ def stack(run_dir):
     class Stack:
         counter = 0
 
-        def up(self, tracing: bool, env: dict[str, str]) -> Caller:
+        def __init__(self) -> None:
+            self.broker: cluster.Broker | None = None
+            self.workers: dict[str, cluster.Proc] = {}
+
+        def up(self, tracing: bool, env: dict[str, str], flags: dict[str, object] | None = None) -> Caller:
             Stack.counter += 1
             name = f"trace{Stack.counter}-{os.getpid()}"
-            broker = start_broker(run_dir, name, tracing, env)
-            procs.append(broker)
-            procs.append(start_worker(broker, run_dir, name + "-w", tracing, env))
-            cluster.wait_for_workers(broker, 1, procs=[procs[-1]])
-            caller = Caller(broker.frontend)
+            self.broker = start_broker(run_dir, name, tracing, env, flags)
+            procs.append(self.broker)
+            self.add_worker(name + "-w", tracing, env)
+            caller = Caller(self.broker.frontend)
             callers.append(caller)
             return caller
+
+        def add_worker(self, name: str, tracing: bool, env: dict[str, str]) -> cluster.Proc:
+            """Starts a worker of capacity 1 and waits until it answers (an idle worker is what Echo lands on)."""
+            assert self.broker is not None
+            proc = start_worker(self.broker, run_dir, name, tracing, env)
+            procs.append(proc)
+            self.workers[name] = proc
+            cluster.wait_for_workers(self.broker, {name}, procs=[proc])
+            return proc
 
     yield Stack()
     for caller in callers:
@@ -186,6 +199,35 @@ def test_a_traced_lifecycle_is_one_trace_from_the_caller_to_each_handler(stack, 
     handle_span = next(h for h in handlers if h.attributes.get("concierge.phase") == "handle")
     seen = traceparents_in(json.loads(ending[5]))
     assert f"00-{trace_id}-{handle_span.span_id}-01" in seen, (seen, handle_span)
+
+
+def test_a_job_sent_again_after_a_lost_worker_links_to_the_lost_jobs_span(stack, receiver):
+    """PROTOCOL.md 6.7: a resolve job whose worker was lost is sent again; its concierge.job span links to the lost
+    one's (Docs/TRACING.md), and counts as attempt 2."""
+    env = receiver.env("concierge-test")
+    caller = stack.up(tracing=True, env=env, flags={"heartbeat-ms": 200})
+    trace_id, _, traceparent = caller_context()
+    slow = {"type": "Echo", "parameters": {"text": "slow", "delayPhase": "resolve", "delayMs": 1500}}
+    request_id = caller.request(slow, "resolve", traceparent, deadline_ms=20000)
+    # The first worker holds the job (capacity 1); a second one joins, then the first is killed mid-job.
+    first = next(iter(stack.workers.values()))
+    stack.add_worker(f"trace-relief-{os.getpid()}", True, env)
+    first.kill_group()
+    ending = caller.ending(request_id, timeout=20)
+    assert ending[3] == b"final", ending
+
+    def both_jobs(spans: list[Span]) -> bool:
+        return len([s for s in spans if s.name == "concierge.job"]) >= 2 and any(
+            s.name == "concierge.request" for s in spans)
+
+    spans = receiver.wait_for(both_jobs, timeout=20, trace_id=trace_id)
+    jobs = sorted((s for s in spans if s.name == "concierge.job"), key=lambda s: s.start_ns)
+    lost, again = jobs[0], jobs[1]
+    assert lost.attributes.get("concierge.outcome") == "worker-lost", lost
+    assert again.attributes.get("concierge.attempt") == 2, again
+    assert [(t, s) for t, s, _ in again.links] == [(trace_id, lost.span_id)], again.links
+    request = next(s for s in spans if s.name == "concierge.request")
+    assert lost.parent_span_id == request.span_id and again.parent_span_id == request.span_id
 
 
 def test_with_tracing_off_the_worker_gets_the_callers_trace_context_unchanged(stack):
