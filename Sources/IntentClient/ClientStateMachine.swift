@@ -180,14 +180,15 @@ struct ClientStateMachine<Stream, Waiter, PingWaiter> {
         if reply.requestID.isEmpty, let code = reply.errorCode,
             code == WireErrorCode.unsupportedVersion.rawValue || code == WireErrorCode.unknownCommand.rawValue
         {
-            // Only conversations go out in a version a broker may not speak (CIPC03), and every other command this
-            // client sends has an F2 the answer would echo: this broker has no conversations.
+            // Only conversations (CIPC03) and traced requests (CIPC04) go out in a version a broker may not speak,
+            // and every other command this client sends has an F2 the answer would echo: this broker has neither.
             lostSince = nil
             failConversations(
                 ClientError(
                     code: .conversationsUnsupported,
                     message: "the broker at \(rotation.current) does not serve conversations (CIPC03; it answered "
                         + "\(code))"))
+            failTracedRequests(code: code)
             return
         }
         let unavailable = reply.errorCode == WireErrorCode.unavailable.rawValue
@@ -667,6 +668,21 @@ struct ClientStateMachine<Stream, Waiter, PingWaiter> {
             for waiter in waiters { actions.append(.resume(waiter.waiter, .failure(error))) }
         }
         conversationWaiters.removeAll()
+    }
+
+    /// Ends the traced requests in flight (sent in `CIPC04`) with the broker's answer: a broker that predates trace
+    /// context cannot read them, and its answer has no request id to say which it refused, so none would ever end.
+    private mutating func failTracedRequests(code: String) {
+        let traced = Array(CIP.clientSignatureV4.description.utf8)
+        for (id, request) in pending where !request.isTurn && request.frames.first == traced {
+            finish(
+                id,
+                .failure(
+                    ClientError(
+                        code: ClientError.Code(rawValue: code),
+                        message: "request \(id): the broker at \(rotation.current) does not take trace context "
+                            + "(CIPC04; it answered \(code)): send it without one")))
+        }
     }
 
     // MARK: Throttle and pushback

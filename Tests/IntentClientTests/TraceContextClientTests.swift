@@ -66,6 +66,35 @@ import Testing
         #expect(try await call.value.status == .final)
     }
 
+    @Test func aBrokerWithoutCIPC04EndsATracedRequestAtOnceAndAnUntracedOneStillRuns() async throws {
+        let broker = try ScriptedBroker()
+        defer { broker.stop() }
+        let client = try client(broker)
+        defer { client.close() }
+        let traced = Task { try await client.request(intent: Self.intent, traceContext: Self.trace) }
+        _ = try await broker.waitFor(CIP.Client.request)
+        // What a broker of CIPC01 to CIPC03 answers a message in a version it does not speak (PROTOCOL.md 9): no
+        // request id, so the client cannot tell which request it refused but for the version it went out in.
+        broker.send([
+            CIP.clientSignature.bytes, CIP.Broker.reply.bytes, [], CIP.Status.error.bytes, [],
+            Array(#"{"code":"unsupported-version","message":"scripted"}"#.utf8),
+        ])
+        await #expect(throws: ClientError.self) { try await traced.value }
+        do {
+            _ = try await traced.value
+        } catch let error as ClientError {
+            #expect(error.code.rawValue == "unsupported-version")
+        }
+        let plain = Task { try await client.request(intent: Self.intent) }
+        let request = try await broker.waitFor(CIP.Client.request, count: 2)[1]
+        #expect(Self.text(request).first == "CIPC01")
+        broker.send([
+            CIP.clientSignature.bytes, CIP.Broker.reply.bytes, request[2], CIP.Status.final.bytes,
+            Array("handle".utf8), Array(#"{"intent":{"type":"Echo"}}"#.utf8),
+        ])
+        #expect(try await plain.value.status == .final)
+    }
+
     @Test func aTracedTurnGoesOutInCIPC04() async throws {
         let broker = try ScriptedBroker()
         defer { broker.stop() }
