@@ -58,23 +58,9 @@ public final class Gateway: Service, Sendable {
 
     public func run() async throws {
         let router = Router()
+        // Outermost first: cross-origin headers go on every answer, problems included.
+        if let origin = configuration.corsOrigin { router.add(middleware: CORSHeaders(origin: origin)) }
         router.add(middleware: ProblemMiddleware(metrics: metrics))
-        if let origin = configuration.corsOrigin {
-            let allowed: CORSMiddleware<BasicRequestContext>.AllowOriginExtended =
-                origin == "*" ? .all : .custom(origin)
-            router.add(
-                middleware: CORSMiddleware(
-                    allowOrigin: allowed,
-                    allowHeaders: [
-                        .accept, .authorization, .contentType, .origin, GatewayHeaders.idempotencyKey,
-                        GatewayHeaders.deadline, GatewayHeaders.conversationID, GatewayHeaders.traceparent,
-                        GatewayHeaders.tracestate,
-                    ],
-                    allowMethods: [.get, .post, .delete, .options],
-                    exposedHeaders: [
-                        "Location", "Retry-After", "Concierge-Request-Id", "Idempotent-Replayed", "Conversation-Id",
-                    ]))
-        }
         addRoutes(to: router)
         let server: HTTPServerBuilder
         if let tls = configuration.tls {
@@ -99,7 +85,8 @@ public final class Gateway: Service, Sendable {
             }, logger: httpLogger)
         let drainTimeout = configuration.drainTimeout
         defer { clients.closeAll() }
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        // The group ends when the server does (its open connections closed), never when the drain timer does.
+        try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 do {
                     try await application.run()
@@ -107,6 +94,7 @@ public final class Gateway: Service, Sendable {
                     let reason = String(cString: strerror(error.errnoCode)).lowercased()
                     throw HTTPEndpointError(code: .bindFailed, message: "--listen \(endpoint): \(reason)")
                 }
+                return true
             }
             group.addTask { [self] in
                 // The server stops accepting on the same signal; open requests get the drain time for their ending.
@@ -114,12 +102,17 @@ public final class Gateway: Service, Sendable {
                 draining.store(true, ordering: .relaxed)
                 logger.info(
                     "gateway draining",
-                    metadata: ["open": "\(table.open)", "drain_ms": "\(drainTimeout.components.seconds * 1000)"])
+                    metadata: ["open": "\(table.open)", "drain_ms": "\(Int(drainTimeout / .milliseconds(1)))"])
                 try await Task.sleep(for: drainTimeout)
                 table.shutDown()
+                return false
             }
-            try await group.next()
-            group.cancelAll()
+            while let serverEnded = try await group.next() {
+                if serverEnded {
+                    group.cancelAll()
+                    break
+                }
+            }
         }
     }
 
