@@ -371,3 +371,26 @@ def test_browser_event_source_gets_progress_then_final(run_dir, spawn, gw, tmp_p
                           f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=20000", "--dump-dom",
                           page.as_uri()], capture_output=True, text=True, timeout=60)
     assert "DONE status:202,progress:running,final:browser" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
+
+
+def test_up_runs_a_gateway_next_to_the_broker(run_dir, tmp_path):
+    """`concierge up --gateway`: broker, pool and gateway in one process tree; SIGTERM stops them all."""
+    proc = cluster.Proc("upgw", [str(cluster.binary()), "up", "--frontend", f"ipc://{run_dir}/upgw-fe.sock",
+                                 "--backend", f"ipc://{run_dir}/upgw-be.sock", "--control",
+                                 f"ipc://{run_dir}/upgw.ctl", "--workers", "1", "--gateway", "--gateway-listen",
+                                 "127.0.0.1:0", "--startup-grace-ms", "100"], run_dir)
+    gateway = Gateway.__new__(Gateway)
+    gateway.proc, gateway.url, gateway.port = proc, "", 0
+    try:
+        gateway.wait_ready()
+        end = time.monotonic() + 20
+        while True:
+            r = httpx.post(gateway.url + "/v1/requests", json=echo("up"), timeout=10)
+            if r.status_code == 200 or time.monotonic() > end:
+                break
+            time.sleep(0.1)  # the pool's worker may still be registering
+        assert r.status_code == 200 and r.json()["handle"]["data"]["text"] == "up", r.text
+        proc.signal(signal.SIGTERM)
+        assert proc.wait(15) == 0, proc.tail()
+    finally:
+        proc.stop(timeout=5)
