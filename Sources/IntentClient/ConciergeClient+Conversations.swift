@@ -1,5 +1,5 @@
 public import ConciergeJSON
-import IntentWire
+public import IntentWire
 import Synchronization
 
 /// Conversations (`CIPC03`): a multi-turn intent the broker carries between turns. The client starts one with an
@@ -25,38 +25,44 @@ extension ConciergeClient {
     ///     a yes to the whole intent before handle).
     ///   - deadline: the first-reply deadline of each turn (nil: the broker's).
     ///   - progress: hears the turn's `progress` reply, if the deadline passes before its ending.
+    ///   - traceContext: the W3C trace context the turn carries (`CIPC04`); nil: the task's current
+    ///     `ServiceContext`'s, if the bootstrapped instrument yields one (``outgoingTraceContext(_:)``).
     public func startConversation(
         intent: JSONValue, id: String? = nil, flags: ConversationFlags = [], deadline: Duration? = nil,
-        retry: RetryPolicy? = RetryPolicy(), progress: (@Sendable (Reply) -> Void)? = nil
+        retry: RetryPolicy? = RetryPolicy(), traceContext: TraceContext? = nil,
+        progress: (@Sendable (Reply) -> Void)? = nil
     ) async throws -> ConversationTurn {
         let body = JSONValue.object(["intent": intent]).serialized()
         return try await startConversation(
             intentType: intent["type"]?.stringValue, body: body, id: id, flags: flags, deadline: deadline,
-            retry: retry, progress: progress)
+            retry: retry, traceContext: traceContext, progress: progress)
     }
 
-    /// ``startConversation(intent:id:flags:deadline:retry:progress:)`` with a raw Interaction body
+    /// ``startConversation(intent:id:flags:deadline:retry:traceContext:progress:)`` with a raw Interaction body
     /// (`{"intent": {...}}`).
     public func startConversation(
         intentType: String?, body: [UInt8], id: String? = nil, flags: ConversationFlags = [],
-        deadline: Duration? = nil, retry: RetryPolicy? = RetryPolicy(), progress: (@Sendable (Reply) -> Void)? = nil
+        deadline: Duration? = nil, retry: RetryPolicy? = RetryPolicy(), traceContext: TraceContext? = nil,
+        progress: (@Sendable (Reply) -> Void)? = nil
     ) async throws -> ConversationTurn {
         try await turn(
             id ?? Self.makeConversationID(), starting: true, intentType: intentType, body: body, flags: flags,
-            deadline: deadline, retry: retry, progress: progress)
+            deadline: deadline, retry: retry, traceContext: traceContext, progress: progress)
     }
 
-    /// Sends `answers` (applied in order) as the next turn of conversation `conversation`.
+    /// Sends `answers` (applied in order) as the next turn of conversation `conversation`; `traceContext` as for
+    /// ``startConversation(intent:id:flags:deadline:retry:traceContext:progress:)``.
     public func answer(
         conversation: String, _ answers: [ConversationAnswer], deadline: Duration? = nil,
-        retry: RetryPolicy? = RetryPolicy(), progress: (@Sendable (Reply) -> Void)? = nil
+        retry: RetryPolicy? = RetryPolicy(), traceContext: TraceContext? = nil,
+        progress: (@Sendable (Reply) -> Void)? = nil
     ) async throws -> ConversationTurn {
         guard !answers.isEmpty else {
             throw ClientError(code: .badAnswer, message: "a turn sends at least one answer")
         }
         return try await turn(
             conversation, starting: false, intentType: nil, body: ConversationAnswer.body(answers).serialized(),
-            flags: [], deadline: deadline, retry: retry, progress: progress)
+            flags: [], deadline: deadline, retry: retry, traceContext: traceContext, progress: progress)
     }
 
     /// A value for `parameter` as the next turn.
@@ -138,9 +144,10 @@ extension ConciergeClient {
     /// unknown), then its attempts, all with that number.
     private func turn(
         _ conversationID: String, starting: Bool, intentType: String?, body: [UInt8], flags: ConversationFlags,
-        deadline: Duration?, retry: RetryPolicy?, progress: (@Sendable (Reply) -> Void)?
+        deadline: Duration?, retry: RetryPolicy?, traceContext: TraceContext?, progress: (@Sendable (Reply) -> Void)?
     ) async throws -> ConversationTurn {
         try Self.checkConversationID(conversationID)
+        let trace = Self.outgoingTraceContext(traceContext)
         var plan = try ledger.withLock { ledger throws(ClientError) in
             try ledger.begin(conversationID, starting: starting, intentType: intentType)
         }
@@ -163,7 +170,7 @@ extension ConciergeClient {
             do {
                 var reply = try await turnAttempt(
                     conversationID, turn: number, body: body, flags: flags, deadline: deadline,
-                    throttleKey: throttleKey, progress: progress)
+                    throttleKey: throttleKey, traceContext: trace, progress: progress)
                 reply.attempts = attempt
                 result = .success(reply)
             } catch var error as ClientError {
@@ -193,13 +200,14 @@ extension ConciergeClient {
     /// One attempt of a turn, under a new request id: its ending reply (final or error).
     private func turnAttempt(
         _ conversationID: String, turn: Int, body: [UInt8], flags: ConversationFlags, deadline: Duration?,
-        throttleKey: String?, progress: (@Sendable (Reply) -> Void)?
+        throttleKey: String?, traceContext: TraceContext?, progress: (@Sendable (Reply) -> Void)?
     ) async throws -> Reply {
         let id = makeRequestID()
         var message = WireFrameList()
         ClientMessageEncoder.turn(
-            into: &message, requestID: id, conversationID: conversationID, turn: turn,
-            deadlineMilliseconds: deadline.map(\.milliseconds), body: .bytes(body), flags: flags.wire)
+            into: &message, version: traceContext == nil ? 3 : 4, requestID: id, conversationID: conversationID,
+            turn: turn, deadlineMilliseconds: deadline.map(\.milliseconds), body: .bytes(body), flags: flags.wire,
+            traceContext: traceContext)
         let (stream, continuation) = ReplyStream.makeStream()
         let core = self.core
         let serial = nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue

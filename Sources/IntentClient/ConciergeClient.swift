@@ -12,7 +12,7 @@ import ZeroMQ
 /// let intent: JSONValue = ["type": "Echo", "parameters": ["text": "hi"]]
 /// for try await reply in client.send(intent: intent, phase: .lifecycle) { print(reply.status, reply.phase) }
 /// ```
-/// Conversations (``startConversation(intent:id:flags:deadline:retry:progress:)``, `CIPC03`) keep a multi-turn
+/// Conversations (``startConversation(intent:id:flags:deadline:retry:traceContext:progress:)``, `CIPC03`) keep a multi-turn
 /// intent at the broker: each later turn sends only the user's answers, and the client numbers the turns.
 ///
 /// The socket lives on one thread of its own; the API is safe to use from any task. Given several broker endpoints
@@ -27,8 +27,8 @@ import ZeroMQ
 /// knows fail with ``ClientError/Code/brokerRestarted``; those it ended while the connection was down get their
 /// stored answer.
 ///
-/// Cancellation (PROTOCOL.md 4.10.2): cancelling the Task that iterates ``send(intent:phase:deadline:requestID:idempotencyKey:)``'s
-/// stream, or awaits ``request(intent:phase:deadline:requestID:idempotencyKey:retry:events:)``, sends `CIPC02 CANCEL` for
+/// Cancellation (PROTOCOL.md 4.10.2): cancelling the Task that iterates ``send(intent:phase:deadline:requestID:idempotencyKey:traceContext:)``'s
+/// stream, or awaits ``request(intent:phase:deadline:requestID:idempotencyKey:retry:traceContext:events:)``, sends `CIPC02 CANCEL` for
 /// the request, so that the broker stops it (a queued request leaves its queue; a running job's handler is asked to
 /// stop). The stream ends at once and `request` throws `CancellationError`; the request's ending, when the broker
 /// sends it, is dropped. ``cancel(requestID:)`` sends CANCEL and returns that ending instead.
@@ -86,18 +86,23 @@ public final class ConciergeClient: Sendable {
     /// request (PROTOCOL.md 4.10.2): the stream ends at once, and the request's ending is dropped when it comes.
     /// Until then the request id stays in flight (another request with it fails with
     /// ``ClientError/Code/duplicateRequest``, as the broker would answer).
+    ///
+    /// `traceContext` is the W3C trace context the request carries (`CIPC04`, Docs/TRACING.md): without one, the
+    /// task's current `ServiceContext` as the bootstrapped instrument injects it (``outgoingTraceContext(_:)``); with
+    /// neither, the request carries none.
     public func send(
         intent: JSONValue,
         phase: RequestPhase = .lifecycle,
         deadline: Duration? = nil,
         requestID: String? = nil,
-        idempotencyKey: String? = nil
+        idempotencyKey: String? = nil,
+        traceContext: TraceContext? = nil
     ) -> ReplyStream {
         let type = intent["type"]?.stringValue ?? ""
         let body = JSONValue.object(["intent": intent]).serialized()
         return send(
             intentType: type, phase: phase, body: body, deadline: deadline, requestID: requestID,
-            idempotencyKey: idempotencyKey)
+            idempotencyKey: idempotencyKey, traceContext: traceContext)
     }
 
     /// Sends a raw Interaction body (advanced: e.g. continuing a lifecycle with an earlier round's output).
@@ -107,16 +112,19 @@ public final class ConciergeClient: Sendable {
         body: [UInt8],
         deadline: Duration? = nil,
         requestID: String? = nil,
-        idempotencyKey: String? = nil
+        idempotencyKey: String? = nil,
+        traceContext: TraceContext? = nil
     ) -> ReplyStream {
         let id = requestID ?? makeRequestID()
-        // A keyed request goes out in version 02 (F7: the key); its answers come back in version 02. The frames are
-        // kept, to be sent again on the next socket if they never left this one.
+        // A keyed request goes out in version 02 (F7: the key), a traced one in version 04 (F8, F9); its answers
+        // come back in the same version. The frames are kept, to be sent again on the next socket if they never
+        // left this one.
+        let trace = Self.outgoingTraceContext(traceContext)
         var message = WireFrameList()
         ClientMessageEncoder.request(
-            into: &message, version: idempotencyKey == nil ? 1 : 2, requestID: id, intentType: intentType,
-            phase: phase, deadlineMilliseconds: deadline.map(\.milliseconds), body: .bytes(body),
-            idempotencyKey: idempotencyKey.map { Array($0.utf8) })
+            into: &message, version: trace != nil ? 4 : idempotencyKey == nil ? 1 : 2, requestID: id,
+            intentType: intentType, phase: phase, deadlineMilliseconds: deadline.map(\.milliseconds),
+            body: .bytes(body), idempotencyKey: idempotencyKey.map { Array($0.utf8) }, traceContext: trace)
         let frames = message.frames
         let (stream, continuation) = ReplyStream.makeStream()
         let core = self.core
@@ -144,6 +152,10 @@ public final class ConciergeClient: Sendable {
     ///
     /// Cancelling the calling Task sends CANCEL for the attempt in flight (or ends the backoff wait) and throws
     /// `CancellationError`.
+    ///
+    /// Every attempt carries the same trace context (`traceContext`, else the current `ServiceContext`'s, as
+    /// ``send(intent:phase:deadline:requestID:idempotencyKey:traceContext:)``): retries sit side by side in the
+    /// caller's trace.
     public func request(
         intent: JSONValue,
         phase: RequestPhase = .lifecycle,
@@ -151,16 +163,18 @@ public final class ConciergeClient: Sendable {
         requestID: String? = nil,
         idempotencyKey: String? = nil,
         retry: RetryPolicy? = nil,
+        traceContext: TraceContext? = nil,
         events: (@Sendable (RequestEvent) -> Void)? = nil
     ) async throws -> Reply {
         let type = intent["type"]?.stringValue ?? ""
         let body = JSONValue.object(["intent": intent]).serialized()
         return try await request(
             intentType: type, phase: phase, body: body, deadline: deadline, requestID: requestID,
-            idempotencyKey: idempotencyKey, retry: retry, events: events)
+            idempotencyKey: idempotencyKey, retry: retry, traceContext: traceContext, events: events)
     }
 
-    /// ``request(intent:phase:deadline:requestID:idempotencyKey:retry:events:)`` with a raw Interaction body.
+    /// ``request(intent:phase:deadline:requestID:idempotencyKey:retry:traceContext:events:)`` with a raw Interaction
+    /// body.
     public func request(
         intentType: String,
         phase: RequestPhase,
@@ -169,9 +183,11 @@ public final class ConciergeClient: Sendable {
         requestID: String? = nil,
         idempotencyKey: String? = nil,
         retry: RetryPolicy? = nil,
+        traceContext: TraceContext? = nil,
         events: (@Sendable (RequestEvent) -> Void)? = nil
     ) async throws -> Reply {
         let policy = retry ?? RetryPolicy(maxAttempts: 1)
+        let trace = Self.outgoingTraceContext(traceContext)
         let key = idempotencyKey ?? (retry == nil ? nil : Self.makeIdempotencyKey())
         var attempt = 1
         while true {
@@ -181,7 +197,7 @@ public final class ConciergeClient: Sendable {
                 var last: Reply?
                 let replies = send(
                     intentType: intentType, phase: phase, body: body, deadline: deadline, requestID: id,
-                    idempotencyKey: key)
+                    idempotencyKey: key, traceContext: trace)
                 // After `send`: a CANCEL for this id, prompted by the event, goes out after the REQUEST.
                 events?(.sent(attempt: attempt, requestID: id, idempotencyKey: key))
                 for try await var reply in replies {

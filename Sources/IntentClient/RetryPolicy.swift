@@ -1,6 +1,6 @@
 import IntentWire
 
-/// When and how often ``ConciergeClient/request(intent:phase:deadline:requestID:idempotencyKey:retry:events:)`` sends a
+/// When and how often ``ConciergeClient/request(intent:phase:deadline:requestID:idempotencyKey:retry:traceContext:events:)`` sends a
 /// request again after a failure that may be temporary.
 ///
 /// Retried: the error replies `busy`, `worker-lost`, `timeout`, `outcome-unknown` and `unavailable`, and the

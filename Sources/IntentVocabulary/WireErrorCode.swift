@@ -24,6 +24,9 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let badPhase = WireErrorCode("bad-phase")
     /// The deadline frame is not a decimal number of milliseconds within bounds.
     public static let badDeadline = WireErrorCode("bad-deadline")
+    /// A `CIPC04` REQUEST or TURN carries a traceparent (F8) or tracestate (F9) that is not W3C Trace Context
+    /// (`Schemas/PROTOCOL.md` section 4.2), or a tracestate without a traceparent.
+    public static let badTraceContext = WireErrorCode("bad-trace-context")
     /// The body is larger than the broker's maximum.
     public static let tooLarge = WireErrorCode("too-large")
     /// The request id is already in flight on this connection.

@@ -14,9 +14,9 @@ public struct BrokerMessageDecoder: Sendable {
     ///   answer it.
     public func decode(_ frames: WireFrames) throws(BrokerMessageError) -> BrokerCommand {
         let count = frames.views.count
-        // W1: at least 2 frames, F0 the signature (CIPW01 to CIPW04, section 5.1).
+        // W1: at least 2 frames, F0 the signature (CIPW01 to CIPW05, section 5.1).
         guard count >= 2, let version = WorkerMessageDecoder.version(ofSignature: frames[0]) else {
-            throw BrokerMessageError(message: "not a CIPW01, CIPW02, CIPW03 or CIPW04 message", check: 1)
+            throw BrokerMessageError(message: "not a CIPW01 to CIPW05 message", check: 1)
         }
         // W2: the command.
         let command = frames[1]
@@ -52,7 +52,7 @@ public struct BrokerMessageDecoder: Sendable {
     /// W3-W7: a JOB.
     private func decodeJob(_ frames: WireFrames, version: UInt8) throws(BrokerMessageError) -> WorkerJob {
         let count = frames.count
-        // W3: exactly 7 frames (9 in version 02, 10 in version 03) and an 8-byte job id; a wrong frame count is
+        // W3: exactly 7 frames (9 in version 02, 10 in versions 03 and 04, 12 in version 05) and an 8-byte job id; a wrong frame count is
         // answered if the job id is usable.
         let hasJobID = frames.views.count >= 3 && frames[2].count == CIP.jobIDLength
         guard count == Self.jobFrames(version: version), frames.dropped == 0, hasJobID else {
@@ -74,6 +74,15 @@ public struct BrokerMessageDecoder: Sendable {
             }
             if !key.isEmpty { idempotencyKey = Array(key) }
             attempt = number
+        }
+        // W3, version 05: the trace context (both frames empty for none).
+        var traceContext: TraceContext?
+        if version >= 5 {
+            do {
+                traceContext = try TraceContext(traceparentFrame: frames[10], tracestateFrame: frames[11])
+            } catch {
+                throw BrokerMessageError(message: error.message, jobID: jobID, check: 3)
+            }
         }
         // W4: the phase, and in version 03 the last phase (F9): a job phase no earlier than F4.
         guard let phase = RequestPhase(frame: frames[4]), phase != .lifecycle else {
@@ -113,13 +122,14 @@ public struct BrokerMessageDecoder: Sendable {
         return WorkerJob(
             jobID: jobID, intentType: String(decoding: intentType, as: UTF8.self), phase: phase,
             timeLeftMilliseconds: timeLeft, bodySize: bodySize, idempotencyKey: idempotencyKey, attempt: attempt,
-            lastPhase: lastPhase, version: version
+            lastPhase: lastPhase, version: version, traceContext: traceContext
         )
     }
 
     /// The frame count of a JOB in a version.
     private static func jobFrames(version: UInt8) -> Int {
         switch version {
+        case 5: CIP.Frames.jobV5
         case 3, 4: CIP.Frames.jobV3
         case 2: CIP.Frames.jobV2
         default: CIP.Frames.job
@@ -130,6 +140,9 @@ public struct BrokerMessageDecoder: Sendable {
     private static func jobShape(version: UInt8) -> String {
         let common = "JOB, job id (8 bytes), intent type, phase, time left, body"
         switch version {
+        case 5:
+            return
+                "JOB takes 12 frames: CIPW05, \(common), idempotency key, attempt, last phase, traceparent, tracestate"
         case 3, 4:
             return "JOB takes 10 frames: CIPW0\(version), \(common), idempotency key, attempt, last phase"
         case 2: return "JOB takes 9 frames: CIPW02, \(common), idempotency key, attempt"

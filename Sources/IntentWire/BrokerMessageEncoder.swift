@@ -1,18 +1,20 @@
 /// Encodes the messages the broker sends to workers (and STATS answers to any peer) through its ROUTER backend
 /// (`Schemas/PROTOCOL.md` sections 5.5, 5.7-5.9, 5.13-5.15): the peer's routing id first, then the frames
-/// ``BrokerMessageDecoder`` reads, in the worker's version (`version`: 1 to 4).
+/// ``BrokerMessageDecoder`` reads, in the worker's version (`version`: 1 to 5).
 ///
 /// Each function returns false when the sink refused the routing-id frame (the worker's queue is full, or it is
 /// gone: nothing was sent).
 public enum BrokerMessageEncoder {
     /// JOB: `[worker, CIPW0v, JOB, job id, type, phase, time left, body]`; version 2 adds F7 the idempotency key
-    /// (empty for none) and F8 the attempt, versions 3 and 4 F9 the last phase (section 5.15). `jobID` is written as
-    /// its 8 bytes in host order (``WireWord``), as the broker reads the RESULT's F2 back.
+    /// (empty for none) and F8 the attempt, versions 3 and later F9 the last phase (section 5.15), version 5 F10 and
+    /// F11 the trace context (both empty for none). `jobID` is written as its 8 bytes in host order (``WireWord``),
+    /// as the broker reads the RESULT's F2 back.
     @inlinable @discardableResult
     public static func job<Sink: WireSink>(
         into sink: inout Sink, to worker: some WireBytes, version: UInt8, jobID: some WireBytes,
         intentType: some WireBytes, phase: RequestPhase, timeLeftMilliseconds: UInt64, body: WirePayload<Sink.Body>,
-        idempotencyKey: [UInt8]? = nil, attempt: Int = 1, lastPhase: RequestPhase? = nil
+        idempotencyKey: [UInt8]? = nil, attempt: Int = 1, lastPhase: RequestPhase? = nil,
+        traceContext: TraceContext? = nil
     ) throws(Sink.Failure) -> Bool {
         guard try worker.append(to: &sink, more: true) else { return false }
         let v2 = version >= 2
@@ -26,7 +28,11 @@ public enum BrokerMessageEncoder {
         if v2 {
             try sink.append(idempotencyKey ?? [], more: true)
             try sink.append(decimal: UInt64(max(1, attempt)), more: version >= 3)
-            if version >= 3 { try sink.append((lastPhase ?? phase).name, more: false) }
+            if version >= 3 { try sink.append((lastPhase ?? phase).name, more: version >= 5) }
+            if version >= 5 {
+                try sink.append(traceContext?.traceparent ?? "", more: true)
+                try sink.append(traceContext?.tracestate ?? "", more: false)
+            }
         }
         return true
     }
@@ -39,7 +45,8 @@ public enum BrokerMessageEncoder {
         try self.job(
             into: &sink, to: worker, version: job.version, jobID: job.jobID, intentType: job.intentType,
             phase: job.phase, timeLeftMilliseconds: UInt64(max(0, job.timeLeftMilliseconds)), body: body,
-            idempotencyKey: job.idempotencyKey, attempt: job.attempt, lastPhase: job.lastPhase)
+            idempotencyKey: job.idempotencyKey, attempt: job.attempt, lastPhase: job.lastPhase,
+            traceContext: job.traceContext)
     }
 
     /// HEARTBEAT: `[worker, CIPW0v, HEARTBEAT]` (section 5.8).

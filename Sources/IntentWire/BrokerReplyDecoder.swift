@@ -13,7 +13,7 @@ public struct BrokerReplyDecoder: Sendable {
     public func decode(_ frames: WireFrames) throws(BrokerReplyError) -> BrokerReply {
         let count = frames.count
         guard count >= 2, let version = ClientMessageDecoder.version(ofSignature: frames[0]) else {
-            throw BrokerReplyError(code: .signature, message: "not a CIPC01, CIPC02 or CIPC03 message")
+            throw BrokerReplyError(code: .signature, message: "not a CIPC01 to CIPC04 message")
         }
         let command = frames[1]
         let kind: BrokerReply.Kind

@@ -13,10 +13,15 @@ public enum CIP {
     /// CONVERSATION and END.
     public static let clientSignatureV3: StaticString = "CIPC03"
 
-    /// The client signature of a version (1 to 3).
+    /// First frame of a client message of version 04 (section 4.2): version 03, and W3C trace context on REQUEST
+    /// and TURN (F8 traceparent, F9 tracestate).
+    public static let clientSignatureV4: StaticString = "CIPC04"
+
+    /// The client signature of a version (1 to 4).
     @inlinable
     public static func clientSignature(version: UInt8) -> StaticString {
         switch version {
+        case 4: clientSignatureV4
         case 3: clientSignatureV3
         case 2: clientSignatureV2
         default: clientSignature
@@ -42,10 +47,15 @@ public enum CIP {
     /// type's definition after its name.
     public static let workerSignatureV4: StaticString = "CIPW04"
 
-    /// The worker signature of a version (1 to 4).
+    /// First frame of a worker message of version 05 (section 5.7): version 04, and a JOB carries the W3C trace
+    /// context of its request (F10 traceparent, F11 tracestate).
+    public static let workerSignatureV5: StaticString = "CIPW05"
+
+    /// The worker signature of a version (1 to 5).
     @inlinable
     public static func workerSignature(version: UInt8) -> StaticString {
         switch version {
+        case 5: workerSignatureV5
         case 4: workerSignatureV4
         case 3: workerSignatureV3
         case 2: workerSignatureV2
@@ -113,6 +123,8 @@ public enum CIP {
         public static let request = 7
         /// A version-02 REQUEST: F7 is the idempotency key (empty for none).
         public static let requestV2 = 8
+        /// A version-04 REQUEST: F8 the traceparent, F9 the tracestate (both empty for none).
+        public static let requestV4 = 10
         public static let status = 3
         public static let ready = 5  // at least: one intent type
         public static let result = 5
@@ -121,12 +133,16 @@ public enum CIP {
         public static let jobV2 = 9
         /// A version-03 JOB: F9 is the last phase the worker runs (section 5.15).
         public static let jobV3 = 10
+        /// A version-05 JOB: F10 the traceparent, F11 the tracestate (both empty for none).
+        public static let jobV5 = 12
         /// A version-02 CANCEL, from a client (request id) or from the broker (job id).
         public static let cancel = 3
         /// A STATS query (version 02): F0 and F1 only; its answer adds F2, the body.
         public static let stats = 2
         /// A version-03 TURN: request id, conversation id, turn, deadline, body, flags.
         public static let turn = 8
+        /// A version-04 TURN: F8 the traceparent, F9 the tracestate.
+        public static let turnV4 = 10
         /// A version-03 CONVERSATION or END: the conversation id.
         public static let conversation = 3
     }

@@ -32,7 +32,7 @@ public struct ClientMessageDecoder: Sendable {
         // Check 2: the signature.
         guard let version = Self.version(ofSignature: frames[0]) else {
             throw ClientMessageError(
-                code: .unsupportedVersion, message: "this broker speaks CIPC01, CIPC02 and CIPC03", check: 2)
+                code: .unsupportedVersion, message: "this broker speaks CIPC01, CIPC02, CIPC03 and CIPC04", check: 2)
         }
         // Check 3: the command.
         let command = frames[1]
@@ -62,7 +62,7 @@ public struct ClientMessageDecoder: Sendable {
         }
         if version >= 3 {
             if CIP.Client.turn.matches(command) {
-                return .turn(try decodeTurn(frames))
+                return .turn(try decodeTurn(frames, version: version))
             }
             let read = CIP.Client.conversation.matches(command)
             if read || CIP.Client.end.matches(command) {
@@ -92,24 +92,30 @@ public struct ClientMessageDecoder: Sendable {
         }.get()
     }
 
-    /// The client protocol version a signature frame names (1 to 3), or nil for one this broker does not speak.
+    /// The client protocol version a signature frame names (1 to 4), or nil for one this broker does not speak.
     public static func version(ofSignature frame: UnsafeRawBufferPointer) -> UInt8? {
         if CIP.clientSignature.matches(frame) { return 1 }
         if CIP.clientSignatureV2.matches(frame) { return 2 }
         if CIP.clientSignatureV3.matches(frame) { return 3 }
+        if CIP.clientSignatureV4.matches(frame) { return 4 }
         return nil
     }
 
     /// Checks 4-10: a REQUEST.
     private func decodeRequest(_ frames: WireFrames, version: UInt8) throws(ClientMessageError) -> ClientRequest {
-        // Check 4: exactly 7 frames (8 from version 02: the idempotency key, at most 255 bytes).
-        guard frames.count == (version >= 2 ? CIP.Frames.requestV2 : CIP.Frames.request) else {
+        // Check 4: exactly 7 frames (8 from version 02: the idempotency key, at most 255 bytes; 10 from version
+        // 04: the trace context).
+        let expected = version >= 4 ? CIP.Frames.requestV4 : version >= 2 ? CIP.Frames.requestV2 : CIP.Frames.request
+        guard frames.count == expected else {
             throw ClientMessageError(
                 code: .malformed,
-                message: version >= 2
-                    ? "REQUEST takes 8 frames: CIPC0\(version), REQUEST, request id, intent type, phase, deadline, body, "
-                        + "idempotency key"
-                    : "REQUEST takes 7 frames: CIPC01, REQUEST, request id, intent type, phase, deadline, body",
+                message: version >= 4
+                    ? "REQUEST takes 10 frames: CIPC04, REQUEST, request id, intent type, phase, deadline, body, "
+                        + "idempotency key, traceparent, tracestate"
+                    : version >= 2
+                        ? "REQUEST takes 8 frames: CIPC0\(version), REQUEST, request id, intent type, phase, deadline, "
+                            + "body, idempotency key"
+                        : "REQUEST takes 7 frames: CIPC01, REQUEST, request id, intent type, phase, deadline, body",
                 requestID: echo(frames), check: 4
             )
         }
@@ -123,6 +129,8 @@ public struct ClientMessageDecoder: Sendable {
             }
             if !key.isEmpty { idempotencyKey = Array(key) }
         }
+        // Check 4, after the key: the trace context (version 04).
+        let traceContext = version >= 4 ? try self.traceContext(frames, at: CIP.Frames.requestV2) : nil
         // Check 5: the request id.
         guard isRequestID(frames[2]) else {
             throw ClientMessageError(code: .badRequestID, message: "request id must be 1 to 255 bytes", check: 5)
@@ -166,19 +174,23 @@ public struct ClientMessageDecoder: Sendable {
         }
         return ClientRequest(
             requestID: requestID, intentType: Array(intentType), phase: phase, deadlineMilliseconds: deadline,
-            bodySize: bodySize, idempotencyKey: idempotencyKey, version: version
+            bodySize: bodySize, idempotencyKey: idempotencyKey, version: version, traceContext: traceContext
         )
     }
 
     /// A TURN (version 03, section 4.11): the frame checks of a REQUEST, in the same order, for its frames.
-    private func decodeTurn(_ frames: WireFrames) throws(ClientMessageError) -> ClientTurn {
-        guard frames.count == CIP.Frames.turn else {
+    private func decodeTurn(_ frames: WireFrames, version: UInt8) throws(ClientMessageError) -> ClientTurn {
+        guard frames.count == (version >= 4 ? CIP.Frames.turnV4 : CIP.Frames.turn) else {
             throw ClientMessageError(
                 code: .malformed,
-                message: "TURN takes 8 frames: CIPC03, TURN, request id, conversation id, turn, deadline, body, flags",
+                message: version >= 4
+                    ? "TURN takes 10 frames: CIPC04, TURN, request id, conversation id, turn, deadline, body, flags, "
+                        + "traceparent, tracestate"
+                    : "TURN takes 8 frames: CIPC03, TURN, request id, conversation id, turn, deadline, body, flags",
                 requestID: echo(frames), check: 4
             )
         }
+        let traceContext = version >= 4 ? try self.traceContext(frames, at: CIP.Frames.turn) : nil
         guard isRequestID(frames[2]) else {
             throw ClientMessageError(code: .badRequestID, message: "request id must be 1 to 255 bytes", check: 5)
         }
@@ -213,7 +225,17 @@ public struct ClientMessageDecoder: Sendable {
         }
         return ClientTurn(
             requestID: requestID, conversationID: Array(frames[3]), turn: turn, deadlineMilliseconds: deadline,
-            bodySize: bodySize, flags: flags)
+            bodySize: bodySize, flags: flags, version: version, traceContext: traceContext)
+    }
+
+    /// Check 4, the trace context of a `CIPC04` REQUEST or TURN: the traceparent at `index`, the tracestate after it.
+    private func traceContext(_ frames: WireFrames, at index: Int) throws(ClientMessageError) -> TraceContext? {
+        do {
+            return try TraceContext(traceparentFrame: frames[index], tracestateFrame: frames[index + 1])
+        } catch {
+            throw ClientMessageError(
+                code: .badTraceContext, message: error.message, requestID: echo(frames), check: 4)
+        }
     }
 
     /// Check 8: a deadline frame, empty (nil: the broker's default) or a decimal within the bounds.

@@ -3,16 +3,19 @@
 ///
 /// Each function writes one whole message into `sink` and returns false when the sink refused its first frame
 /// (nothing was sent). Version 1 is `CIPC01`, version 2 `CIPC02` (a keyed REQUEST, CANCEL), version 3 `CIPC03`
-/// (conversations: TURN, CONVERSATION, END).
+/// (conversations: TURN, CONVERSATION, END), version 4 `CIPC04` (a REQUEST or TURN with a trace context).
 public enum ClientMessageEncoder {
-    /// REQUEST: `[CIPC0v, REQUEST, id, type, phase, deadline, body]`, and in version 2 F7, the idempotency key
-    /// (empty for none). A nil `deadlineMilliseconds` leaves F5 empty (the broker's default).
+    /// REQUEST: `[CIPC0v, REQUEST, id, type, phase, deadline, body]`, from version 2 F7, the idempotency key
+    /// (empty for none), and in version 4 F8 and F9, the trace context (both empty for none). A nil
+    /// `deadlineMilliseconds` leaves F5 empty (the broker's default).
     @inlinable @discardableResult
     public static func request<Sink: WireSink>(
         into sink: inout Sink, version: UInt8 = 1, requestID: some WireBytes, intentType: some WireBytes,
-        phase: RequestPhase, deadlineMilliseconds: Int?, body: WirePayload<Sink.Body>, idempotencyKey: [UInt8]? = nil
+        phase: RequestPhase, deadlineMilliseconds: Int?, body: WirePayload<Sink.Body>, idempotencyKey: [UInt8]? = nil,
+        traceContext: TraceContext? = nil
     ) throws(Sink.Failure) -> Bool {
         let v2 = version >= 2
+        let v4 = version >= 4
         guard try sink.append(CIP.clientSignature(version: version), more: true) else { return false }
         try sink.append(CIP.Client.request, more: true)
         _ = try requestID.append(to: &sink, more: true)
@@ -24,8 +27,18 @@ public enum ClientMessageEncoder {
             _ = try sink.append(UnsafeRawBufferPointer(start: nil, count: 0), more: true)
         }
         try sink.append(body, more: v2)
-        if v2 { try sink.append(idempotencyKey ?? [], more: false) }
+        if v2 { try sink.append(idempotencyKey ?? [], more: v4) }
+        if v4 { try appendTraceContext(traceContext, into: &sink) }
         return true
+    }
+
+    /// F8 and F9 of a `CIPC04` REQUEST or TURN: the traceparent and the tracestate, both empty for none.
+    @inlinable
+    static func appendTraceContext<Sink: WireSink>(
+        _ traceContext: TraceContext?, into sink: inout Sink
+    ) throws(Sink.Failure) {
+        try sink.append(traceContext?.traceparent ?? "", more: true)
+        try sink.append(traceContext?.tracestate ?? "", more: false)
     }
 
     /// A decoded REQUEST written out again, with its body (tests and fuzz targets: `decode(encode(x)) == x`).
@@ -36,7 +49,7 @@ public enum ClientMessageEncoder {
         try self.request(
             into: &sink, version: request.version, requestID: request.requestID, intentType: request.intentType,
             phase: request.phase, deadlineMilliseconds: request.deadlineMilliseconds, body: body,
-            idempotencyKey: request.idempotencyKey)
+            idempotencyKey: request.idempotencyKey, traceContext: request.traceContext)
     }
 
     /// STATUS: `[CIPC0v, STATUS, id]` (section 4.3).
@@ -69,14 +82,17 @@ public enum ClientMessageEncoder {
         return true
     }
 
-    /// TURN: `[CIPC03, TURN, request id, conversation id, turn, deadline, body, flags]` (section 4.11). A nil
-    /// `deadlineMilliseconds` leaves F5 empty (the broker's default).
+    /// TURN: `[CIPC03, TURN, request id, conversation id, turn, deadline, body, flags]` (section 4.11), and in
+    /// version 4 F8 and F9, the trace context (both empty for none). A nil `deadlineMilliseconds` leaves F5 empty
+    /// (the broker's default).
     @inlinable @discardableResult
     public static func turn<Sink: WireSink>(
-        into sink: inout Sink, requestID: some WireBytes, conversationID: some WireBytes, turn: Int,
-        deadlineMilliseconds: Int?, body: WirePayload<Sink.Body>, flags: ClientTurn.Flags = []
+        into sink: inout Sink, version: UInt8 = 3, requestID: some WireBytes, conversationID: some WireBytes,
+        turn: Int, deadlineMilliseconds: Int?, body: WirePayload<Sink.Body>, flags: ClientTurn.Flags = [],
+        traceContext: TraceContext? = nil
     ) throws(Sink.Failure) -> Bool {
-        guard try sink.append(CIP.clientSignatureV3, more: true) else { return false }
+        let v4 = version >= 4
+        guard try sink.append(CIP.clientSignature(version: max(3, version)), more: true) else { return false }
         try sink.append(CIP.Client.turn, more: true)
         _ = try requestID.append(to: &sink, more: true)
         _ = try conversationID.append(to: &sink, more: true)
@@ -87,7 +103,8 @@ public enum ClientMessageEncoder {
             _ = try sink.append(UnsafeRawBufferPointer(start: nil, count: 0), more: true)
         }
         try sink.append(body, more: true)
-        try sink.append(flags.frame, more: false)
+        try sink.append(flags.frame, more: v4)
+        if v4 { try appendTraceContext(traceContext, into: &sink) }
         return true
     }
 
@@ -97,16 +114,17 @@ public enum ClientMessageEncoder {
         into sink: inout Sink, _ turn: ClientTurn, body: WirePayload<Sink.Body>
     ) throws(Sink.Failure) -> Bool {
         try self.turn(
-            into: &sink, requestID: turn.requestID, conversationID: turn.conversationID, turn: turn.turn,
-            deadlineMilliseconds: turn.deadlineMilliseconds, body: body, flags: turn.flags)
+            into: &sink, version: turn.version, requestID: turn.requestID, conversationID: turn.conversationID,
+            turn: turn.turn, deadlineMilliseconds: turn.deadlineMilliseconds, body: body, flags: turn.flags,
+            traceContext: turn.traceContext)
     }
 
     /// CONVERSATION: `[CIPC03, CONVERSATION, conversation id]`: read a conversation (section 4.11).
     @inlinable @discardableResult
     public static func conversation<Sink: WireSink>(
-        into sink: inout Sink, conversationID: some WireBytes
+        into sink: inout Sink, version: UInt8 = 3, conversationID: some WireBytes
     ) throws(Sink.Failure) -> Bool {
-        guard try sink.append(CIP.clientSignatureV3, more: true) else { return false }
+        guard try sink.append(CIP.clientSignature(version: max(3, version)), more: true) else { return false }
         try sink.append(CIP.Client.conversation, more: true)
         _ = try conversationID.append(to: &sink, more: false)
         return true
@@ -115,9 +133,9 @@ public enum ClientMessageEncoder {
     /// END: `[CIPC03, END, conversation id]`: end a conversation (section 4.11).
     @inlinable @discardableResult
     public static func end<Sink: WireSink>(
-        into sink: inout Sink, conversationID: some WireBytes
+        into sink: inout Sink, version: UInt8 = 3, conversationID: some WireBytes
     ) throws(Sink.Failure) -> Bool {
-        guard try sink.append(CIP.clientSignatureV3, more: true) else { return false }
+        guard try sink.append(CIP.clientSignature(version: max(3, version)), more: true) else { return false }
         try sink.append(CIP.Client.end, more: true)
         _ = try conversationID.append(to: &sink, more: false)
         return true
@@ -134,8 +152,8 @@ public enum ClientMessageEncoder {
         case .ping: try ping(into: &sink, version: version)
         case .cancel(let id): try cancel(into: &sink, version: version, requestID: id)
         case .turn(let turn): try self.turn(into: &sink, turn, body: body)
-        case .readConversation(let id): try conversation(into: &sink, conversationID: id)
-        case .endConversation(let id): try end(into: &sink, conversationID: id)
+        case .readConversation(let id): try conversation(into: &sink, version: version, conversationID: id)
+        case .endConversation(let id): try end(into: &sink, version: version, conversationID: id)
         }
     }
 }

@@ -17,13 +17,15 @@ public struct ClientRequest: Sendable, Hashable {
     /// The caller's idempotency key (`Docs/IDEMPOTENCY.md`: F7 of a `CIPC02` REQUEST), 1...255 bytes;
     /// nil for none (every `CIPC01` REQUEST).
     public let idempotencyKey: [UInt8]?
-    /// The client protocol version the REQUEST came in (1: `CIPC01`, 2: `CIPC02`); its answers use the same.
+    /// The client protocol version the REQUEST came in (1: `CIPC01` to 4: `CIPC04`); its answers use the same.
     public let version: UInt8
+    /// The caller's W3C trace context (F8 and F9 of a `CIPC04` REQUEST); nil for none (and before version 04).
+    public let traceContext: TraceContext?
 
     /// A request with these fields (the decoder makes them; tests and fuzz targets compare them).
     public init(
         requestID: [UInt8], intentType: [UInt8], phase: RequestPhase, deadlineMilliseconds: Int?, bodySize: Int,
-        idempotencyKey: [UInt8]? = nil, version: UInt8 = 1
+        idempotencyKey: [UInt8]? = nil, version: UInt8 = 1, traceContext: TraceContext? = nil
     ) {
         self.requestID = requestID
         self.intentType = intentType
@@ -32,6 +34,7 @@ public struct ClientRequest: Sendable, Hashable {
         self.bodySize = bodySize
         self.idempotencyKey = idempotencyKey
         self.version = version
+        self.traceContext = traceContext
     }
 
     /// The intent type as a string (it is valid UTF-8).

@@ -1,4 +1,4 @@
-/// A TURN of a conversation (`CIPC03`, `Schemas/PROTOCOL.md` section 4.11) whose frames passed the decoder's checks.
+/// A TURN of a conversation (`CIPC03` or `CIPC04`, `Schemas/PROTOCOL.md` section 4.11) whose frames passed the decoder's checks.
 /// The body is not copied: it stays in frame ``bodyIndex`` of the message, ``bodySize`` bytes.
 public struct ClientTurn: Sendable, Hashable {
     /// The index of the body frame (F6).
@@ -54,11 +54,15 @@ public struct ClientTurn: Sendable, Hashable {
     public let bodySize: Int
     /// F7.
     public let flags: Flags
+    /// The client protocol version the TURN came in (3: `CIPC03`, 4: `CIPC04`); its answers use the same.
+    public let version: UInt8
+    /// The caller's W3C trace context (F8 and F9 of a `CIPC04` TURN); nil for none (and in version 03).
+    public let traceContext: TraceContext?
 
     /// A turn with these fields (the decoder makes them; tests compare them).
     public init(
         requestID: [UInt8], conversationID: [UInt8], turn: Int, deadlineMilliseconds: Int?, bodySize: Int,
-        flags: Flags = []
+        flags: Flags = [], version: UInt8 = 3, traceContext: TraceContext? = nil
     ) {
         self.requestID = requestID
         self.conversationID = conversationID
@@ -66,6 +70,8 @@ public struct ClientTurn: Sendable, Hashable {
         self.deadlineMilliseconds = deadlineMilliseconds
         self.bodySize = bodySize
         self.flags = flags
+        self.version = version
+        self.traceContext = traceContext
     }
 
     /// The conversation id as a string (it is printable ASCII).

@@ -22,13 +22,17 @@ public struct WorkerJob: Sendable, Hashable {
     /// phase (and in versions 01 and 02). After a `continue` of an earlier phase, the worker runs the next phase on
     /// that phase's output, with the same job id.
     public let lastPhase: RequestPhase
-    /// The protocol version of the JOB (its signature): 1, 2 or 3.
+    /// The protocol version of the JOB (its signature): 1 to 5.
     public let version: UInt8
+    /// Version 05, F10 and F11: the W3C trace context the handler's span is a child of (the request's own, or the
+    /// broker's job span when the broker traces); nil for none (and before version 05).
+    public let traceContext: TraceContext?
 
     /// A job with these fields (the decoder makes them; tests and fuzz targets compare them).
     public init(
         jobID: [UInt8], intentType: String, phase: RequestPhase, timeLeftMilliseconds: Int, bodySize: Int,
-        idempotencyKey: [UInt8]? = nil, attempt: Int = 1, lastPhase: RequestPhase? = nil, version: UInt8 = 1
+        idempotencyKey: [UInt8]? = nil, attempt: Int = 1, lastPhase: RequestPhase? = nil, version: UInt8 = 1,
+        traceContext: TraceContext? = nil
     ) {
         self.jobID = jobID
         self.intentType = intentType
@@ -39,5 +43,6 @@ public struct WorkerJob: Sendable, Hashable {
         self.attempt = attempt
         self.lastPhase = lastPhase ?? phase
         self.version = version
+        self.traceContext = traceContext
     }
 }

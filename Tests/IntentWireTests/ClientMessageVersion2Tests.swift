@@ -50,6 +50,6 @@ import Testing
         for (signature, version) in [("CIPC01", UInt8(1)), ("CIPC02", 2), ("CIPC03", 3)] {
             #expect(bytes(signature).withUnsafeBytes { ClientMessageDecoder.version(ofSignature: $0) } == version)
         }
-        #expect(bytes("CIPC04").withUnsafeBytes { ClientMessageDecoder.version(ofSignature: $0) } == nil)
+        #expect(bytes("CIPC05").withUnsafeBytes { ClientMessageDecoder.version(ofSignature: $0) } == nil)
     }
 }

@@ -16,6 +16,8 @@ import Testing
     static let body = bytes(#"{"intent":{"type":"Echo"}}"#)
     static let jobID = WireWord(0x0102_0304_0506_0708)
     static let jobIDBytes: [UInt8] = withUnsafeBytes(of: UInt64(0x0102_0304_0506_0708)) { Array($0) }
+    static let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    static let trace = try! TraceContext(traceparent: traceparent, tracestate: "congo=t61rcWkgMzE")
 
     // MARK: Client to broker
 
@@ -33,6 +35,20 @@ import Testing
             keyed.frames
                 == frames("CIPC02", "REQUEST", "r-2", "Echo", "lifecycle", "1250", #"{"intent":{"type":"Echo"}}"#, "k"))
         #expect(keyed.messageEnds == [8])
+        var traced = WireFrameList()
+        ClientMessageEncoder.request(
+            into: &traced, version: 4, requestID: "r-3", intentType: "Echo", phase: .handle,
+            deadlineMilliseconds: nil, body: .bytes(Self.body), traceContext: Self.trace)
+        ClientMessageEncoder.request(
+            into: &traced, version: 4, requestID: "r-4", intentType: "Echo", phase: .handle,
+            deadlineMilliseconds: nil, body: .bytes(Self.body), idempotencyKey: bytes("k"))
+        #expect(
+            traced.messages == [
+                frames(
+                    "CIPC04", "REQUEST", "r-3", "Echo", "handle", "", #"{"intent":{"type":"Echo"}}"#, "",
+                    Self.traceparent, "congo=t61rcWkgMzE"),
+                frames("CIPC04", "REQUEST", "r-4", "Echo", "handle", "", #"{"intent":{"type":"Echo"}}"#, "k", "", ""),
+            ])
     }
 
     @Test func statusPingAndCancelHaveTheFramesOfSections4_3_4_4And4_10_2() {
@@ -91,6 +107,33 @@ import Testing
                         bodySize: Self.body.count)), 3
             ),
             (.readConversation(conversationID: bytes("c-1")), 3), (.endConversation(conversationID: bytes("c-1")), 3),
+            (
+                .request(
+                    ClientRequest(
+                        requestID: bytes("r-5"), intentType: bytes("Echo"), phase: .lifecycle,
+                        deadlineMilliseconds: nil, bodySize: Self.body.count, idempotencyKey: bytes("k"), version: 4,
+                        traceContext: Self.trace)), 4
+            ),
+            (
+                .request(
+                    ClientRequest(
+                        requestID: bytes("r-6"), intentType: bytes("Echo"), phase: .handle, deadlineMilliseconds: 10,
+                        bodySize: Self.body.count, version: 4)), 4
+            ),
+            (
+                .turn(
+                    ClientTurn(
+                        requestID: bytes("t-3"), conversationID: bytes("c-2"), turn: 1, deadlineMilliseconds: nil,
+                        bodySize: Self.body.count, flags: [.record], version: 4, traceContext: Self.trace)), 4
+            ),
+            (
+                .turn(
+                    ClientTurn(
+                        requestID: bytes("t-4"), conversationID: bytes("c-2"), turn: 2, deadlineMilliseconds: nil,
+                        bodySize: Self.body.count, version: 4)), 4
+            ),
+            (.status(requestID: bytes("r-1")), 4), (.ping, 4), (.cancel(requestID: bytes("r-9")), 4),
+            (.readConversation(conversationID: bytes("c-1")), 4), (.endConversation(conversationID: bytes("c-1")), 4),
         ]
         for (command, version) in commands {
             var list = WireFrameList()
@@ -122,6 +165,15 @@ import Testing
             into: &answer, to: bytes("client"), version: 3, kind: .conversation, requestID: "c-1", status: .final,
             phase: "", body: .bytes(bytes("{}")))
         #expect(answer.frames == frames("client", "CIPC03", "CONVERSATION", "c-1", "final", "", "{}", ""))
+        var traced = WireFrameList()
+        ClientMessageEncoder.turn(
+            into: &traced, version: 4, requestID: "t-3", conversationID: "c-1", turn: 3, deadlineMilliseconds: nil,
+            body: .bytes(Self.body), traceContext: Self.trace)
+        #expect(
+            traced.frames
+                == frames(
+                    "CIPC04", "TURN", "t-3", "c-1", "3", "", #"{"intent":{"type":"Echo"}}"#, "", Self.traceparent,
+                    "congo=t61rcWkgMzE"))
     }
 
     @Test func theDecoderRefusesMalformedConversationMessages() {
@@ -146,7 +198,7 @@ import Testing
         #expect(code(frames("CIPC03", "CONVERSATION")) == .malformed)
         #expect(code(frames("CIPC03", "END", "c", "extra")) == .malformed)
         #expect(code(frames("CIPC02", "END", "c")) == .unknownCommand)
-        #expect(code(frames("CIPC04", "PING")) == .unsupportedVersion)
+        #expect(code(frames("CIPC05", "PING")) == .unsupportedVersion)
     }
 
     // MARK: Broker to client
@@ -210,7 +262,7 @@ import Testing
                 return error.code
             }
         }
-        #expect(code(frames("CIPC04", "PONG")) == .signature)
+        #expect(code(frames("CIPC05", "PONG")) == .signature)
         #expect(code(frames("CIPC01")) == .signature)
         #expect(code(frames("CIPC01", "PING")) == .command)
         #expect(code(frames("CIPC01", "PONG", "x")) == .frameCount)
@@ -277,12 +329,15 @@ import Testing
 
     @Test func aJobHasTheFramesOfSections5_7_5_13And5_15() {
         var list = WireFrameList()
-        for version: UInt8 in 1...4 {
+        for version: UInt8 in 1...5 {
             BrokerMessageEncoder.job(
                 into: &list, to: bytes("w"), version: version, jobID: Self.jobID, intentType: bytes("Echo"),
                 phase: .resolve, timeLeftMilliseconds: 2500, body: .body(Self.body), idempotencyKey: nil, attempt: 1,
-                lastPhase: .confirm)
+                lastPhase: .confirm, traceContext: Self.trace)
         }
+        BrokerMessageEncoder.job(
+            into: &list, to: bytes("w"), version: 5, jobID: Self.jobID, intentType: bytes("Echo"), phase: .resolve,
+            timeLeftMilliseconds: 2500, body: .body(Self.body), lastPhase: .confirm)
         let common: [[UInt8]] = [
             bytes("JOB"), Self.jobIDBytes, bytes("Echo"), bytes("resolve"), bytes("2500"), Self.body,
         ]
@@ -292,9 +347,13 @@ import Testing
                 [bytes("w"), bytes("CIPW02")] + common + [[], bytes("1")],
                 [bytes("w"), bytes("CIPW03")] + common + [[], bytes("1"), bytes("confirm")],
                 [bytes("w"), bytes("CIPW04")] + common + [[], bytes("1"), bytes("confirm")],
+                [bytes("w"), bytes("CIPW05")] + common
+                    + [[], bytes("1"), bytes("confirm"), bytes(Self.traceparent), bytes("congo=t61rcWkgMzE")],
+                [bytes("w"), bytes("CIPW05")] + common + [[], bytes("1"), bytes("confirm"), [], []],
             ])
-        // CIPW04's JOB: the routing id and 10 frames.
+        // CIPW04's JOB: the routing id and 10 frames; CIPW05's: 12.
         #expect(list.messages[3].count == 11)
+        #expect(list.messages[4].count == 13)
     }
 
     @Test func brokerControlMessagesHaveTheFramesOfSections5_5_5_8_5_9_5_13And5_14() {
@@ -315,11 +374,12 @@ import Testing
     }
 
     @Test func everyBrokerMessageToAWorkerDecodesToWhatWasEncoded() throws {
-        for version: UInt8 in 1...4 {
+        for version: UInt8 in 1...5 {
             let job = WorkerJob(
                 jobID: Self.jobIDBytes, intentType: "SendPayment", phase: .confirm, timeLeftMilliseconds: 0,
                 bodySize: Self.body.count, idempotencyKey: version >= 2 ? bytes("key") : nil,
-                attempt: version >= 2 ? 3 : 1, lastPhase: version >= 3 ? .handle : nil, version: version)
+                attempt: version >= 2 ? 3 : 1, lastPhase: version >= 3 ? .handle : nil, version: version,
+                traceContext: version >= 5 ? Self.trace : nil)
             var list = WireFrameList()
             #expect(BrokerMessageEncoder.job(into: &list, to: bytes("w"), job, body: .bytes(Self.body)))
             #expect(try BrokerMessageDecoder().decode(Array(list.frames.dropFirst())) == .job(job))
@@ -371,13 +431,14 @@ import Testing
     @Test func randomRequestsDecodeToWhatWasEncoded() async {
         await propertyCheck(count: 300, input: Gen.uint64()) { seed in
             var random = Seeded(seed)
-            let version: UInt8 = random.next() % 2 == 0 ? 1 : 2
-            let key = version == 2 && random.next() % 3 != 0 ? random.bytes(1...255) : nil
+            let version: UInt8 = [1, 2, 3, 4][Int(random.next() % 4)]
+            let key = version >= 2 && random.next() % 3 != 0 ? random.bytes(1...255) : nil
             let request = ClientRequest(
                 requestID: random.bytes(1...255), intentType: random.text(1...255),
                 phase: RequestPhase.allCases[Int(random.next() % 4)],
                 deadlineMilliseconds: random.next() % 2 == 0 ? nil : 10 + Int(random.next() % 59_991),
-                bodySize: 1 + Int(random.next() % 300), idempotencyKey: key, version: version)
+                bodySize: 1 + Int(random.next() % 300), idempotencyKey: key, version: version,
+                traceContext: version >= 4 && random.next() % 3 != 0 ? random.traceContext() : nil)
             var list = WireFrameList()
             ClientMessageEncoder.request(
                 into: &list, request, body: .bytes(random.bytes(request.bodySize...request.bodySize)))
@@ -389,7 +450,7 @@ import Testing
     @Test func randomJobsDecodeToWhatWasEncoded() async {
         await propertyCheck(count: 300, input: Gen.uint64()) { seed in
             var random = Seeded(seed)
-            let version = UInt8(1 + random.next() % 4)
+            let version = UInt8(1 + random.next() % 5)
             let phase = RequestPhase.allCases[Int(random.next() % 3)]
             let last =
                 version >= 3 ? RequestPhase.allCases[phase.order + Int(random.next() % UInt64(3 - phase.order))] : phase
@@ -398,7 +459,8 @@ import Testing
                 phase: phase, timeLeftMilliseconds: Int(random.next() % 1_000_000),
                 bodySize: 1 + Int(random.next() % 99),
                 idempotencyKey: version >= 2 && random.next() % 2 == 0 ? random.bytes(1...255) : nil,
-                attempt: version >= 2 ? 1 + Int(random.next() % 9) : 1, lastPhase: last, version: version)
+                attempt: version >= 2 ? 1 + Int(random.next() % 9) : 1, lastPhase: last, version: version,
+                traceContext: version >= 5 && random.next() % 2 == 0 ? random.traceContext() : nil)
             var list = WireFrameList()
             BrokerMessageEncoder.job(
                 into: &list, to: random.bytes(1...5), job, body: .body(random.bytes(job.bodySize...job.bodySize)))
@@ -422,6 +484,17 @@ struct Seeded {
     mutating func bytes(_ range: ClosedRange<Int>) -> [UInt8] {
         let count = range.lowerBound + Int(next() % UInt64(range.count))
         return (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) }
+    }
+    /// A random valid trace context: any flags, a tracestate or none.
+    mutating func traceContext() -> TraceContext? {
+        let hex = Array("0123456789abcdef".utf8)
+        func digits(_ count: Int) -> String {
+            // The first digit is never 0, so that no id is all zeros.
+            String(decoding: (0..<count).map { hex[$0 == 0 ? 1 + Int(next() % 15) : Int(next() % 16)] }, as: UTF8.self)
+        }
+        let state = next() % 2 == 0 ? "" : String(decoding: text(1...64), as: UTF8.self)
+        return try? TraceContext(
+            traceparent: "00-\(digits(32))-\(digits(16))-\(digits(2))", tracestate: state)
     }
     /// Random ASCII letters and digits, a count in `range` (valid UTF-8).
     mutating func text(_ range: ClosedRange<Int>) -> [UInt8] {
