@@ -21,6 +21,9 @@ struct IncomingTrace: Sendable, Hashable {
         self.tracestate = printable && state.utf8.count <= 512 ? state : ""
     }
 
+    /// As the wire carries it (nil only if the wire's rules are stricter than the checks here).
+    var traceContext: TraceContext? { try? TraceContext(traceparent: traceparent, tracestate: tracestate) }
+
     init?(headers: HTTPFields) {
         self.init(traceparent: headers[GatewayHeaders.traceparent], tracestate: headers[GatewayHeaders.tracestate])
     }
@@ -50,8 +53,8 @@ enum GatewayTrace {
     /// with it, a server span `POST /v1/requests` whose parent is `trace` is open until the request ends, and the
     /// broker gets the span's context.
     ///
-    /// The client's `traceContext:` parameter (CIPC04) is what carries the context; until the client has it, the
-    /// request goes out without one (the span is still made).
+    /// The client's `traceContext:` parameter (CIPC04) carries the context; without one (no header, no tracing) the
+    /// request goes out in its older version, as before tracing.
     static func send(
         client: ConciergeClient, intentType: String, phase: RequestPhase, body: [UInt8], deadline: Duration?,
         requestID: String, idempotencyKey: String?, trace: IncomingTrace?, tracing: Bool
@@ -71,13 +74,13 @@ enum GatewayTrace {
             started.attributes["concierge.phase"] = phase.rawValue
             var carrier: [String: String] = [:]
             InstrumentationSystem.instrument.inject(started.context, into: &carrier, using: DictionaryInjector())
-            outgoing = IncomingTrace(traceparent: carrier["traceparent"], tracestate: carrier["tracestate"])
+            // No tracer bootstrapped (nothing injected): the caller's context still goes on.
+            outgoing = IncomingTrace(traceparent: carrier["traceparent"], tracestate: carrier["tracestate"]) ?? trace
             span = started
         }
-        _ = outgoing  // handed to the client once it takes `traceContext:`
         let stream = client.send(
             intentType: intentType, phase: phase, body: body, deadline: deadline, requestID: requestID,
-            idempotencyKey: idempotencyKey)
+            idempotencyKey: idempotencyKey, traceContext: outgoing?.traceContext)
         return (stream, span)
     }
 

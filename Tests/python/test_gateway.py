@@ -394,3 +394,32 @@ def test_up_runs_a_gateway_next_to_the_broker(run_dir, tmp_path):
         assert proc.wait(15) == 0, proc.tail()
     finally:
         proc.stop(timeout=5)
+
+
+TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+
+@pytest.mark.parametrize("tracing", [False, True])
+def test_trace_headers_reach_the_broker(run_dir, spawn, tracing):
+    """A valid traceparent/tracestate goes to the broker unchanged in a CIPC04 REQUEST (F8, F9); with --tracing and
+    no exporter configured, too; an invalid one (or none) sends no trace context at all."""
+    from gateway_fake_broker import FakeBroker
+    fake = FakeBroker(f"ipc://{run_dir}/fake-{int(tracing)}.sock")
+    spawn.closables.append(fake)
+    gateway = Gateway(f"gwtrace{int(tracing)}", run_dir, fake.endpoint, *(["--tracing"] if tracing else []))
+    spawn.procs.append(gateway.proc)
+    gateway.wait_ready()
+    with httpx.Client(base_url=gateway.url, timeout=30) as http:
+        traced = http.post("/v1/requests", headers={"traceparent": TRACEPARENT, "tracestate": "vendor=1"},
+                           json=echo("traced"))
+        assert traced.status_code == 200, traced.text
+        for headers in ({"traceparent": TRACEPARENT.replace("00-", "ff-", 1)}, {}):
+            assert http.post("/v1/requests", headers=headers, json=echo()).status_code == 200
+    first, *others = fake.requests
+    assert first[0] == b"CIPC04" and len(first) == 10
+    if tracing:
+        # The gateway's span is the parent when an exporter is bootstrapped; without one, the caller's context.
+        assert first[8].split(b"-")[1] == TRACEPARENT.split("-")[1].encode()
+    else:
+        assert first[8] == TRACEPARENT.encode() and first[9] == b"vendor=1"
+    assert [frames[0] for frames in others] == [b"CIPC01", b"CIPC01"]
