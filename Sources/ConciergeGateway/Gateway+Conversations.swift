@@ -4,7 +4,8 @@ import Hummingbird
 import IntentClient
 import Synchronization
 
-/// `/v1/conversations`: start, answer, read, end (PROTOCOL.md 4.11). Each call waits for the turn's ending.
+/// `/v1/conversations`: start, answer, read, end (PROTOCOL.md 4.11). Each call waits for the turn's ending. A turn
+/// carries the caller's `traceparent`/`tracestate` as a request does (no span of the gateway's own).
 extension Gateway {
     func startConversation(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let (_, client) = try authenticate(request)
@@ -33,7 +34,8 @@ extension Gateway {
         let (interaction, intentType) = try RequestInput.interaction(json)
         do {
             let turn = try await client.startConversation(
-                intentType: intentType, body: interaction.serialized(), id: id, flags: flags, deadline: deadline)
+                intentType: intentType, body: interaction.serialized(), id: id, flags: flags, deadline: deadline,
+                traceContext: IncomingTrace(headers: request.headers)?.traceContext)
             return Self.respond(turn, status: .created)
         } catch let error as ClientError {
             throw Self.problem(error, requestID: error.reply?.requestID)
@@ -46,7 +48,9 @@ extension Gateway {
         let deadline = try RequestInput.deadline(request)
         let answers = try Self.answers(try await RequestInput.json(request, limit: configuration.maxBodyBytes))
         do {
-            let turn = try await client.answer(conversation: id, answers, deadline: deadline)
+            let turn = try await client.answer(
+                conversation: id, answers, deadline: deadline,
+                traceContext: IncomingTrace(headers: request.headers)?.traceContext)
             return Self.respond(turn, status: .ok)
         } catch let error as ClientError {
             throw Self.problem(error, requestID: error.reply?.requestID)

@@ -1,7 +1,12 @@
 import Synchronization
 
-/// The requests the gateway sent, by request id, kept for ``GatewayConfiguration/endingTimeToLive`` after they end.
+/// The requests the gateway sent, by request id, kept for ``GatewayConfiguration/endingTimeToLive`` after they end,
+/// and at most ``maxEnded`` ended ones (the oldest go first): memory stays bounded under any load. The broker keeps
+/// endings too, so a forgotten one is still answered (`GET` asks the broker).
 final class RequestTable: Sendable {
+    /// The most ended requests remembered.
+    static let maxEnded = 100_000
+
     private struct State {
         var requests: [String: TrackedRequest] = [:]
         /// Ended requests in the order they ended, to forget them after the time to live.
@@ -55,7 +60,9 @@ final class RequestTable: Sendable {
 
     private func purge(_ state: inout State) {
         let limit = ContinuousClock.now - timeToLive
-        while state.endedHead < state.ended.count, state.ended[state.endedHead].at < limit {
+        while state.endedHead < state.ended.count,
+            state.ended[state.endedHead].at < limit || state.ended.count - state.endedHead > Self.maxEnded
+        {
             state.requests.removeValue(forKey: state.ended[state.endedHead].id)
             state.endedHead += 1
         }

@@ -423,3 +423,63 @@ def test_trace_headers_reach_the_broker(run_dir, spawn, tracing):
     else:
         assert first[8] == TRACEPARENT.encode() and first[9] == b"vendor=1"
     assert [frames[0] for frames in others] == [b"CIPC01", b"CIPC01"]
+
+
+def keygen(directory, name: str):
+    """A CURVE key pair from `concierge keygen`: (public key file, secret key file)."""
+    subprocess.run([str(cluster.binary()), "keygen", "--out", str(directory / name)], check=True,
+                   capture_output=True, timeout=20)
+    return directory / f"{name}.pub", directory / f"{name}.secret"
+
+
+def test_curve_to_the_broker(run_dir, spawn, tmp_path):
+    """With CURVE on the broker, the gateway talks CURVE with its own key (on the broker's client list)."""
+    broker_pub, broker_secret = keygen(tmp_path, "broker")
+    worker_pub, worker_secret = keygen(tmp_path, "worker")
+    gateway_pub, gateway_secret = keygen(tmp_path, "gateway")
+    broker = cluster.Broker("gwcurveb", run_dir, {"curve-secret-key": broker_secret, "client-keys": gateway_pub,
+                                                   "worker-keys": worker_pub, "startup-grace-ms": 100})
+    spawn.procs.append(broker.proc)
+    worker = cluster.Proc("gwcurvew", [str(cluster.binary()), "worker", "--broker", broker.backend, "--name",
+                                       "gwcurvew", "--curve-server-key", str(broker_pub), "--curve-secret-key",
+                                       str(worker_secret), "--log-level", "warning"], run_dir)
+    spawn.procs.append(worker)
+    gateway = Gateway("gwcurve", run_dir, broker.frontend, "--curve-server-key", str(broker_pub),
+                      "--curve-secret-key", str(gateway_secret))
+    spawn.procs.append(gateway.proc)
+    gateway.wait_ready()  # /readyz: the broker answered a ping over CURVE
+    with httpx.Client(base_url=gateway.url, timeout=30) as http:
+        end = time.monotonic() + 20
+        while True:
+            r = http.post("/v1/requests", json=echo("curve"))
+            if r.status_code == 200 or time.monotonic() > end:
+                break
+            time.sleep(0.1)  # the worker may still be registering
+        assert r.status_code == 200 and r.json()["handle"]["data"]["text"] == "curve", r.text
+
+
+def test_tls_client_certificates(run_dir, spawn, gw, tmp_path):
+    """--tls-client-ca: a client with a certificate from that CA is served; one without is refused."""
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
+
+    ca_key, ca, key, cert = (tmp_path / n for n in ("ca.key", "ca.pem", "key.pem", "cert.pem"))
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=test-ca", "-keyout",
+            str(ca_key), "-out", str(ca))
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext",
+            "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert))
+    client_key, client_csr, client_cert = (tmp_path / n for n in ("client.key", "client.csr", "client.pem"))
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=caller", "-keyout", str(client_key), "-out",
+            str(client_csr))
+    openssl("x509", "-req", "-in", str(client_csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial",
+            "-days", "1", "-out", str(client_cert))
+    gateway = Gateway("gwmtls", run_dir, gw.frontend, "--tls-cert", str(cert), "--tls-key", str(key),
+                      "--tls-client-ca", str(ca))
+    spawn.procs.append(gateway.proc)
+    gateway.wait_ready()
+    trusted = ssl.create_default_context(cafile=str(cert))
+    trusted.load_cert_chain(str(client_cert), str(client_key))
+    with httpx.Client(base_url=gateway.url, verify=trusted, timeout=30) as https:
+        assert https.post("/v1/requests", json=echo("mutual")).status_code == 200
+    with pytest.raises(httpx.TransportError):
+        httpx.get(gateway.url + "/livez", verify=ssl.create_default_context(cafile=str(cert)), timeout=5)
