@@ -2,6 +2,7 @@ import ConciergeJSON
 import HTTPTypes
 import Hummingbird
 import IntentClient
+import IntentWire
 import Synchronization
 
 /// `/v1/conversations`: start, answer, read, end (PROTOCOL.md 4.11). Each call waits for the turn's ending. A turn
@@ -35,7 +36,7 @@ extension Gateway {
         do {
             let turn = try await client.startConversation(
                 intentType: intentType, body: interaction.serialized(), id: id, flags: flags, deadline: deadline,
-                traceContext: IncomingTrace(headers: request.headers)?.traceContext)
+                traceContext: TraceContext.incoming(request.headers))
             return Self.respond(turn, status: .created)
         } catch let error as ClientError {
             throw Self.problem(error, requestID: error.reply?.requestID)
@@ -50,7 +51,7 @@ extension Gateway {
         do {
             let turn = try await client.answer(
                 conversation: id, answers, deadline: deadline,
-                traceContext: IncomingTrace(headers: request.headers)?.traceContext)
+                traceContext: TraceContext.incoming(request.headers))
             return Self.respond(turn, status: .ok)
         } catch let error as ClientError {
             throw Self.problem(error, requestID: error.reply?.requestID)

@@ -16,7 +16,7 @@ extension Gateway {
         let phase = try RequestInput.phase(request)
         let deadline = try RequestInput.deadline(request)
         let key = try RequestInput.idempotencyKey(request)
-        let trace = IncomingTrace(headers: request.headers)
+        let trace = TraceContext.incoming(request.headers)
         let (interaction, intentType) = try RequestInput.interaction(
             try await RequestInput.json(request, limit: configuration.maxBodyBytes))
         let id = makeRequestID()

@@ -5,45 +5,18 @@ import IntentClient
 import IntentWire
 import Tracing
 
-/// The W3C trace context of an HTTP request (`traceparent`, `tracestate`), when valid: W3C Trace Context Level 1
-/// says a receiver ignores an invalid `traceparent` (and then any `tracestate`) and starts a new trace, so an
-/// invalid one is not an error here.
-struct IncomingTrace: Sendable, Hashable {
-    let traceparent: String
-    let tracestate: String
-
-    init?(traceparent: String?, tracestate: String?) {
-        guard let traceparent, Self.isValid(traceparent: traceparent) else { return nil }
-        self.traceparent = traceparent
-        let state = tracestate ?? ""
-        // A tracestate the broker would refuse is dropped: the trace id and parent still get through.
-        let printable = state.utf8.allSatisfy { (0x20...0x7E).contains($0) }
-        self.tracestate = printable && state.utf8.count <= 512 ? state : ""
+extension TraceContext {
+    /// The W3C trace context of an HTTP request's `traceparent` and `tracestate` headers. An invalid
+    /// `traceparent` is ignored (nil: W3C Trace Context Level 1 says a receiver then starts a new trace, so it is
+    /// not an error); an invalid `tracestate` alone is dropped, keeping the trace id and parent.
+    static func incoming(_ headers: HTTPFields) -> TraceContext? {
+        incoming(traceparent: headers[GatewayHeaders.traceparent], tracestate: headers[GatewayHeaders.tracestate])
     }
 
-    /// As the wire carries it (nil only if the wire's rules are stricter than the checks here).
-    var traceContext: TraceContext? { try? TraceContext(traceparent: traceparent, tracestate: tracestate) }
-
-    init?(headers: HTTPFields) {
-        self.init(traceparent: headers[GatewayHeaders.traceparent], tracestate: headers[GatewayHeaders.tracestate])
-    }
-
-    /// W3C Trace Context Level 1, section 3.2: version `00` exactly 55 bytes; a later version (not `ff`) whose first
-    /// 55 bytes parse so and that is 55 bytes long or goes on with `-`.
-    static func isValid(traceparent: String) -> Bool {
-        let bytes = Array(traceparent.utf8)
-        guard bytes.count >= 55 else { return false }
-        func hex(_ range: Range<Int>) -> Bool {
-            bytes[range].allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-        }
-        func zero(_ range: Range<Int>) -> Bool { bytes[range].allSatisfy { $0 == 0x30 } }
-        guard hex(0..<2), bytes[2] == 0x2D, hex(3..<35), bytes[35] == 0x2D, hex(36..<52), bytes[52] == 0x2D,
-            hex(53..<55), !zero(3..<35), !zero(36..<52)
-        else { return false }
-        let version = String(decoding: bytes[0..<2], as: UTF8.self)
-        if version == "ff" { return false }
-        if version == "00" { return bytes.count == 55 }
-        return bytes.count == 55 || bytes[55] == 0x2D
+    static func incoming(traceparent: String?, tracestate: String?) -> TraceContext? {
+        guard let traceparent else { return nil }
+        return (try? TraceContext(traceparent: traceparent, tracestate: tracestate ?? ""))
+            ?? (try? TraceContext(traceparent: traceparent))
     }
 }
 
@@ -57,7 +30,7 @@ enum GatewayTrace {
     /// request goes out in its older version, as before tracing.
     static func send(
         client: ConciergeClient, intentType: String, phase: RequestPhase, body: [UInt8], deadline: Duration?,
-        requestID: String, idempotencyKey: String?, trace: IncomingTrace?, tracing: Bool
+        requestID: String, idempotencyKey: String?, trace: TraceContext?, tracing: Bool
     ) -> (stream: ConciergeClient.ReplyStream, span: (any Span)?) {
         var span: (any Span)?
         var outgoing = trace
@@ -75,12 +48,13 @@ enum GatewayTrace {
             var carrier: [String: String] = [:]
             InstrumentationSystem.instrument.inject(started.context, into: &carrier, using: DictionaryInjector())
             // No tracer bootstrapped (nothing injected): the caller's context still goes on.
-            outgoing = IncomingTrace(traceparent: carrier["traceparent"], tracestate: carrier["tracestate"]) ?? trace
+            outgoing =
+                TraceContext.incoming(traceparent: carrier["traceparent"], tracestate: carrier["tracestate"]) ?? trace
             span = started
         }
         let stream = client.send(
             intentType: intentType, phase: phase, body: body, deadline: deadline, requestID: requestID,
-            idempotencyKey: idempotencyKey, traceContext: outgoing?.traceContext)
+            idempotencyKey: idempotencyKey, traceContext: outgoing)
         return (stream, span)
     }
 
