@@ -4,7 +4,7 @@
 // frames the receiver "dropped" (0-3).
 //
 // Invariants: decoding never traps; a decoded command (CIPC01; CIPC02 with its idempotency key and CANCEL; CIPC03 with
-// TURN, CONVERSATION and END) agrees
+// TURN, CONVERSATION and END; CIPC04 with the trace context of REQUEST and TURN) agrees
 // with its frames and decodes again the same after being written out anew, by hand and by the codec's encoder; an error names a check of 4.8, a code that check may give, echoes only what 4.8 allows, and has a
 // short message and an error body that is valid JSON with the same code and message.
 
@@ -35,13 +35,16 @@ func checkDecoded(
     _ command: ClientCommand, frames: [[UInt8]], dropped: Int, limits: WireLimits, decoder: ClientMessageDecoder
 ) {
     invariant(dropped == 0 && frames.count >= 2 && frames.count <= limits.maxFrames, "frame count \(frames.count)")
-    let v3 = frames[0] == FuzzInput.ascii("CIPC03")
+    let v4 = frames[0] == FuzzInput.ascii("CIPC04")
+    let v3 = frames[0] == FuzzInput.ascii("CIPC03") || v4
     let v2 = frames[0] == FuzzInput.ascii("CIPC02") || v3
     invariant(frames[0] == FuzzInput.ascii("CIPC01") || v2, "signature")
     switch command {
     case .request(let request):
-        invariant(frames.count == (v2 ? 8 : 7) && frames[1] == FuzzInput.ascii("REQUEST"), "REQUEST frames")
-        invariant(request.version == (v3 ? 3 : v2 ? 2 : 1), "version")
+        invariant(
+            frames.count == (v4 ? 10 : v2 ? 8 : 7) && frames[1] == FuzzInput.ascii("REQUEST"), "REQUEST frames")
+        invariant(request.version == (v4 ? 4 : v3 ? 3 : v2 ? 2 : 1), "version")
+        checkTraceContext(request.traceContext, frames: frames, at: v4 ? 8 : nil)
         // Version 02: F7 is the idempotency key, at most 255 bytes; empty is none.
         if v2 {
             invariant(frames[7].count <= 255, "key longer than 255 bytes")
@@ -66,7 +69,7 @@ func checkDecoded(
                 frames[0], FuzzInput.ascii("REQUEST"), request.requestID, request.intentType,
                 FuzzInput.ascii(request.phase.description),
                 request.deadlineMilliseconds.map { FuzzInput.ascii(String($0)) } ?? [], frames[6],
-            ] + (v2 ? [request.idempotencyKey ?? []] : [])
+            ] + (v2 ? [request.idempotencyKey ?? []] : []) + (v4 ? [frames[8], frames[9]] : [])
         invariant((try? decoder.decode(again)) == command, "REQUEST does not decode again the same")
         // The codec's encoder writes exactly those frames.
         var encoded = WireFrameList()
@@ -83,7 +86,9 @@ func checkDecoded(
         invariant((1...255).contains(id.count), "CANCEL id")
     case .turn(let turn):
         // Version 03: [CIPC03, TURN, request id, conversation id, turn, deadline, body, flags].
-        invariant(v3 && frames.count == 8 && frames[1] == FuzzInput.ascii("TURN"), "TURN frames")
+        invariant(v3 && frames.count == (v4 ? 10 : 8) && frames[1] == FuzzInput.ascii("TURN"), "TURN frames")
+        invariant(turn.version == (v4 ? 4 : 3), "TURN version")
+        checkTraceContext(turn.traceContext, frames: frames, at: v4 ? 8 : nil)
         invariant(turn.requestID == frames[2] && (1...255).contains(turn.requestID.count), "TURN request id")
         invariant(
             turn.conversationID == frames[3] && (1...255).contains(turn.conversationID.count)
@@ -98,20 +103,42 @@ func checkDecoded(
     // Every decoded command, encoded by the codec, decodes again the same.
     var encoded = WireFrameList()
     ClientMessageEncoder.command(
-        into: &encoded, command, version: v3 ? 3 : v2 ? 2 : 1, body: .body(frames.count > 6 ? frames[6] : [0]))
+        into: &encoded, command, version: v4 ? 4 : v3 ? 3 : v2 ? 2 : 1, body: .body(frames.count > 6 ? frames[6] : [0]))
     invariant((try? decoder.decode(encoded.frames)) == command, "an encoded command does not decode the same")
+}
+
+/// The trace context of a CIPC04 REQUEST or TURN (F8, F9; `index` nil before version 04): nil when both frames are
+/// empty, else their bytes, a W3C traceparent (55 bytes in version 00, lowercase hex, ids not all zero) and a
+/// tracestate of at most 512 printable ASCII bytes.
+func checkTraceContext(_ trace: TraceContext?, frames: [[UInt8]], at index: Int?) {
+    guard let index else { return invariant(trace == nil, "a trace context before version 04") }
+    guard let trace else {
+        return invariant(frames[index].isEmpty && frames[index + 1].isEmpty, "trace context frames dropped")
+    }
+    invariant(trace.traceparentBytes == frames[index] && trace.tracestateBytes == frames[index + 1], "trace frames")
+    let parent = frames[index]
+    invariant(parent.count >= 55 && parent.count <= 512 && trace.version != "ff", "traceparent size or version")
+    invariant(parent[0] != UInt8(ascii: "0") || parent[1] != UInt8(ascii: "0") || parent.count == 55, "version 00")
+    invariant(trace.traceID.count == 32 && trace.traceID != String(repeating: "0", count: 32), "trace id")
+    invariant(trace.parentSpanID.count == 16 && trace.parentSpanID != String(repeating: "0", count: 16), "parent id")
+    invariant(frames[index + 1].count <= 512 && frames[index + 1].allSatisfy { (0x20...0x7E).contains($0) }, "state")
 }
 
 func checkError(_ error: ClientMessageError, frames: [[UInt8]], dropped: Int, limits: WireLimits) {
     // A TURN goes through a REQUEST's checks for its own frames: 6 is its turn number, 7 its conversation id.
+    let v4 = frames.count >= 2 && frames[0] == FuzzInput.ascii("CIPC04")
     let isTurn =
-        frames.count >= 2 && frames[0] == FuzzInput.ascii("CIPC03") && frames[1] == FuzzInput.ascii("TURN")
+        frames.count >= 2 && (frames[0] == FuzzInput.ascii("CIPC03") || v4) && frames[1] == FuzzInput.ascii("TURN")
         && error.check >= 4
     let allowed: [Int: WireErrorCode] = [
         1: .malformed, 2: .unsupportedVersion, 3: .unknownCommand, 4: .malformed, 5: .badRequestID,
         6: isTurn ? .malformed : .badPhase, 7: .malformed, 8: .badDeadline, 9: .malformed, 10: .tooLarge,
     ]
-    invariant(allowed[error.check] == error.code, "check \(error.check) gave \(error.code)")
+    // Check 4b (CIPC04): the trace context of a REQUEST or TURN of the right frame count.
+    let traceCheck =
+        v4 && error.check == 4 && error.code == .badTraceContext
+        && (frames[1] == FuzzInput.ascii("REQUEST") || frames[1] == FuzzInput.ascii("TURN")) && frames.count == 10
+    invariant(allowed[error.check] == error.code || traceCheck, "check \(error.check) gave \(error.code)")
     // Echo F2: only the message's own F2 of at most 255 bytes; never for checks 2 and 5.
     if !error.requestID.isEmpty {
         invariant(frames.count >= 3 && error.requestID == frames[2], "echoed something other than F2")
@@ -129,12 +156,13 @@ func checkError(_ error: ClientMessageError, frames: [[UInt8]], dropped: Int, li
     // A malformed STATUS, or a malformed CANCEL of version 02 on, is answered as a STATUS answer; a malformed
     // CONVERSATION or END as a CONVERSATION answer.
     let versionAtLeast2 =
-        frames.count >= 2 && [FuzzInput.ascii("CIPC02"), FuzzInput.ascii("CIPC03")].contains(frames[0])
+        frames.count >= 2
+        && [FuzzInput.ascii("CIPC02"), FuzzInput.ascii("CIPC03"), FuzzInput.ascii("CIPC04")].contains(frames[0])
     let answeredAsStatus =
         frames.count >= 2
         && (frames[1] == FuzzInput.ascii("STATUS") || (versionAtLeast2 && frames[1] == FuzzInput.ascii("CANCEL")))
     let answeredAsConversation =
-        frames.count >= 2 && frames[0] == FuzzInput.ascii("CIPC03")
+        frames.count >= 2 && (frames[0] == FuzzInput.ascii("CIPC03") || v4)
         && (frames[1] == FuzzInput.ascii("CONVERSATION") || frames[1] == FuzzInput.ascii("END"))
     invariant((error.answer == .status) == (error.check == 4 && answeredAsStatus), "answer")
     invariant((error.answer == .conversation) == (error.check == 4 && answeredAsConversation), "conversation answer")

@@ -3,8 +3,8 @@
 //
 // Input: FuzzInput.message. Options: bits 0-1 frames the receiver "dropped" (0-3).
 //
-// Invariants: decoding never traps; a decoded JOB (CIPW01, CIPW02 with its key and attempt, or CIPW03 and CIPW04 with
-// its last phase too) or CANCEL agrees with its frames; an error carries a job id exactly when the message is a JOB with an 8-byte F2 (checks W3-W7), never
+// Invariants: decoding never traps; a decoded JOB (CIPW01, CIPW02 with its key and attempt, CIPW03 and CIPW04 with
+// its last phase too, CIPW05 with its trace context too) or CANCEL agrees with its frames; an error carries a job id exactly when the message is a JOB with an 8-byte F2 (checks W3-W7), never
 // for W1 and W2 (nor for a malformed CANCEL).
 
 import IntentWire
@@ -18,16 +18,25 @@ public func fuzzJobFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     switch outcome {
     case .success(let command):
-        let v4 = frames.count >= 2 && frames[0] == FuzzInput.ascii("CIPW04")
+        let v5 = frames.count >= 2 && frames[0] == FuzzInput.ascii("CIPW05")
+        let v4 = frames.count >= 2 && (frames[0] == FuzzInput.ascii("CIPW04") || v5)
         let v3 = frames.count >= 2 && (frames[0] == FuzzInput.ascii("CIPW03") || v4)
         let v2 = frames.count >= 2 && (frames[0] == FuzzInput.ascii("CIPW02") || v3)
         invariant(frames.count >= 2 && (frames[0] == FuzzInput.ascii("CIPW01") || v2), "signature")
         switch command {
         case .job(let job):
             invariant(
-                dropped == 0 && frames.count == (v3 ? 10 : v2 ? 9 : 7) && frames[1] == FuzzInput.ascii("JOB"),
+                dropped == 0 && frames.count == (v5 ? 12 : v3 ? 10 : v2 ? 9 : 7) && frames[1] == FuzzInput.ascii("JOB"),
                 "JOB frames")
-            invariant(job.version == (v4 ? 4 : v3 ? 3 : v2 ? 2 : 1), "version")
+            invariant(job.version == (v5 ? 5 : v4 ? 4 : v3 ? 3 : v2 ? 2 : 1), "version")
+            if v5, let trace = job.traceContext {
+                // Version 05: F10 a W3C traceparent, F11 a tracestate (PROTOCOL.md 4.2).
+                invariant(trace.traceparentBytes == frames[10] && trace.tracestateBytes == frames[11], "trace frames")
+                invariant(TraceContext.isValidTraceparent(frames[10]), "traceparent")
+                invariant(TraceContext.isValidTracestate(frames[11]), "tracestate")
+            } else {
+                invariant(job.traceContext == nil && (!v5 || (frames[10].isEmpty && frames[11].isEmpty)), "no trace")
+            }
             if v3 {
                 // Version 03: F9 the last phase, a job phase not before F4.
                 invariant(FuzzInput.ascii(job.lastPhase.description) == frames[9], "last phase")
@@ -60,7 +69,8 @@ public func fuzzJobFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case .failure(let error):
         invariant((1...7).contains(error.check) && error.code == .malformed, "check \(error.check)")
         let signed =
-            frames.count >= 2 && ["CIPW01", "CIPW02", "CIPW03", "CIPW04"].map(FuzzInput.ascii).contains(frames[0])
+            frames.count >= 2
+            && ["CIPW01", "CIPW02", "CIPW03", "CIPW04", "CIPW05"].map(FuzzInput.ascii).contains(frames[0])
         let isJob = signed && frames[1] == FuzzInput.ascii("JOB")
         let usableID = isJob && frames.count >= 3 && frames[2].count == 8
         invariant((error.jobID != nil) == usableID, "job id answered: \(error.jobID != nil), usable: \(usableID)")

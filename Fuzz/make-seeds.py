@@ -75,6 +75,7 @@ for target in ("ClientFrames", "WorkerFrames", "JobFrames", "JSONValue", "Intent
     shutil.rmtree(os.path.join(HERE, "corpus", target), ignore_errors=True)
 
 # ClientFrames: [options][count][len16 frame]...
+TP = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"  # a W3C traceparent (CIPC04, CIPW05)
 C = "CIPC01"
 client = {
     "request-12.2": [C, "REQUEST", "m-1", "SendMessage", "lifecycle", "", sm1],
@@ -104,6 +105,12 @@ client = {
     "cancel-v2": ["CIPC02", "CANCEL", "k-1"],
     "cancel-v2-no-id": ["CIPC02", "CANCEL"],
     "cancel-v1": ["CIPC01", "CANCEL", "k-1"],
+    "request-v4-traced": ["CIPC04", "REQUEST", "t-1", "Echo", "lifecycle", "", echo, "", TP, "vendor=opaque"],
+    "request-v4-untraced": ["CIPC04", "REQUEST", "t-2", "Echo", "handle", "", echo, "k", "", ""],
+    "request-v4-bad-parent": ["CIPC04", "REQUEST", "t-3", "Echo", "handle", "", echo, "", TP.upper(), ""],
+    "request-v4-state-alone": ["CIPC04", "REQUEST", "t-4", "Echo", "handle", "", echo, "", "", "a=b"],
+    "request-v4-later-version": ["CIPC04", "REQUEST", "t-5", "Echo", "handle", "", echo, "", "cc" + TP[2:] + "-x", ""],
+    "turn-v4-traced": ["CIPC04", "TURN", "t-6", "c-1", "1", "", sm1, "record", TP, ""],
 }
 for name, frames in client.items():
     write("ClientFrames", name, message(0, frames))
@@ -157,6 +164,9 @@ jobs = {
     "job-v2-attempt-zero": ["CIPW02", "JOB", job(13), "Echo", "handle", "500", echo, "k", "0"],
     "cancel-v2": ["CIPW02", "CANCEL", job(10)],
     "cancel-v1": [W, "CANCEL", job(10)],
+    "job-v5-traced": ["CIPW05", "JOB", job(14), "Echo", "resolve", "2900", echo, "", "1", "confirm", TP, "a=b"],
+    "job-v5-untraced": ["CIPW05", "JOB", job(15), "Echo", "handle", "2900", echo, "", "1", "handle", "", ""],
+    "job-v5-ten-frames": ["CIPW05", "JOB", job(16), "Echo", "handle", "2900", echo, "", "1", "handle"],
 }
 for name, frames in jobs.items():
     write("JobFrames", name, message(0, frames))

@@ -14,6 +14,15 @@ public struct WorkerOptions: ParsableArguments, Sendable {
     )
     public var jobsOn: String = WorkerConfiguration(name: "").jobExecution.rawValue
 
+    @Flag(
+        help: """
+            Trace: make a span for each phase a handler runs (with `up`, the broker's spans too) and export them \
+            over OTLP/HTTP (Swift OTel; the OTEL_* environment variables configure it, Docs/TRACING.md). Off: the \
+            handler still sees the request's trace context.
+            """
+    )
+    public var tracing = false
+
     public init() {}
 
     public func validate() throws {
@@ -24,5 +33,7 @@ public struct WorkerOptions: ParsableArguments, Sendable {
     }
 
     /// Arguments that pass these options on to a worker process (pools).
-    public var workerArguments: [String] { ["--capacity", String(capacity), "--jobs-on", jobsOn] }
+    public var workerArguments: [String] {
+        ["--capacity", String(capacity), "--jobs-on", jobsOn] + (tracing ? ["--tracing"] : [])
+    }
 }

@@ -1,4 +1,5 @@
 public import ArgumentParser
+import ConciergeTracing
 public import IntentKit
 import IntentWorker
 import Logging
@@ -63,12 +64,14 @@ public struct WorkerProcessOptions: ParsableArguments, Sendable {
     /// `--curve-secret-key`, else `$CONCIERGE_CURVE_SECRET_KEY`.
     public var curveSecretKey: String? { curve.curveSecretKey ?? Self.environment(Environment.curveSecretKey) }
 
-    /// Bootstraps logging, then runs one worker serving `provider` (with a `ParentWatch` when a pool started this
-    /// process) until SIGTERM or SIGINT.
+    /// Bootstraps logging (and tracing, with `--tracing`), then runs one worker serving `provider` (with a
+    /// `ParentWatch` when a pool started this process) until SIGTERM or SIGINT.
     public func run(provider: HandlerProvider) async throws {
         _ = logging.bootstrap()
         let logger = Logger(label: "concierge.worker")
-        let configuration = WorkerConfiguration(
+        let tracing = try TracingBootstrap.bootstrap(
+            TracingConfiguration(enabled: worker.tracing, serviceName: "concierge-worker"), logger: logger)
+        var configuration = WorkerConfiguration(
             brokerEndpoints: try BrokerEndpointList.parse(brokerEndpoints, checkSyntax: true),
             name: name ?? Self.environment(Environment.workerName),
             capacity: worker.capacity,
@@ -76,13 +79,15 @@ public struct WorkerProcessOptions: ParsableArguments, Sendable {
             jobExecution: WorkerConfiguration.JobExecution(rawValue: worker.jobsOn) ?? .workerThread,
             curve: try CurveClientOptions.keys(serverKey: curveServerKey, secretKey: curveSecretKey)
         )
+        configuration.tracing = worker.tracing
         let service = Worker(configuration: configuration, provider: provider, logger: logger)
         var watched: [String: String] = [:]
         watched["CONCIERGE_POOL_PID"] = Self.environment("CONCIERGE_POOL_PID")
         let watch = ParentWatch(environment: watched, logger: logger)
+        // The exporter first: services stop in reverse order, so it flushes the worker's last spans.
         let group = ServiceGroup(
             configuration: .init(
-                services: [
+                services: (tracing.map { [.init(service: $0)] } ?? []) + [
                     .init(service: service),
                     .init(service: watch, successTerminationBehavior: .gracefullyShutdownGroup),
                 ],

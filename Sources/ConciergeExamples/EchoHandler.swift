@@ -16,7 +16,8 @@ import Synchronization
 /// for tests of the broker's crash quarantine, PROTOCOL.md section 6.7). Every phase method counts itself in ``jobsSeen``; confirm and handle
 /// answer data `{"text", "pid", "instance", "jobsSeen", "worker", "attempt"}`, plus `"idempotencyKey"` when the job
 /// carries one (``HandlerContext/attempt`` and ``HandlerContext/idempotencyKey``: what the handler saw, for tests of
-/// keyed requests). With fresh handlers per job, `instance` differs between jobs and `jobsSeen` is always 1.
+/// keyed requests) and `"traceparent"` when it carries a trace context (``HandlerContext/traceContext``, for tests of
+/// tracing, Docs/TRACING.md). With fresh handlers per job, `instance` differs between jobs and `jobsSeen` is always 1.
 ///
 /// Cancellation: the delay is a cancellable `Task.sleep`, so a cancelled job stops there (answered `cancelled`);
 /// the CPU burn does not look at cancellation.
@@ -77,6 +78,7 @@ public final class EchoHandler: IntentHandler {
             "attempt": .int(Int64(context.attempt)),
         ]
         if let key = context.idempotencyKey { data["idempotencyKey"] = .string(key) }
+        if let trace = context.traceContext { data["traceparent"] = .string(trace.traceparent) }
         return data
     }
 

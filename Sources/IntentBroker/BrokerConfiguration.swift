@@ -128,6 +128,10 @@ public struct BrokerConfiguration: Sendable {
     public var transcriptDirectory: String?
     /// Record every conversation, not only those whose first turn asks for it (flag `record`).
     public var recordAllConversations = false
+    /// Make spans (`concierge.request`, `concierge.job`; Docs/TRACING.md) with the bootstrapped tracer, and send
+    /// workers the job span's trace context. Off: no span is made, and a JOB carries the request's own trace
+    /// context unchanged (pass-through).
+    public var tracing = false
     /// With a PostgreSQL journal shared by several brokers (failover, `Docs/JOURNAL.md`): when another broker is
     /// active, wait for it to stop and take over (binding nothing until then), and stand by again if another broker
     /// takes over while this one lost its database. False: refuse to start (`journal-locked`) when another broker

@@ -22,6 +22,7 @@ extension BrokerLoop {
             case .control(let routingID, let version, let control):
                 sendControl(control, to: routingID, version: version)
             case .transcript(let line): transcripts?.write(line)
+            case .trace(let event): spans?.handle(event)
             }
         }
         performing.removeAll(keepingCapacity: true)
@@ -37,12 +38,15 @@ extension BrokerLoop {
         let now = MonotonicTime.now()
         guard core.shouldSend(job, now: now) else { return }
         guard var backend = sockets?.backend else { return }
+        var traceContext = job.traceContext
+        if let spans { traceContext = spans.jobSent(job, workerName: core.workers[job.worker]?.name ?? "") }
         do {
             let sent = try BrokerMessageEncoder.job(
                 into: &backend, to: job.routingID, version: job.version, jobID: WireWord(job.jobID),
                 intentType: job.intentType, phase: job.phase,
                 timeLeftMilliseconds: job.deadline > now ? (job.deadline - now) / 1_000_000 : 0, body: .body(job.body),
-                idempotencyKey: job.idempotencyKey, attempt: job.attempt, lastPhase: job.lastPhase)
+                idempotencyKey: job.idempotencyKey, attempt: job.attempt, lastPhase: job.lastPhase,
+                traceContext: traceContext)
             if !sent { core.jobNotSentWorkerBlocked(job, now: now) }
         } catch {
             logger.debug(

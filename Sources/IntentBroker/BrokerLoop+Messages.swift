@@ -43,9 +43,13 @@ extension BrokerLoop {
             let body = message.withBytes(1 + ClientTurn.bodyIndex) { Array($0) }
             core.turn(turn, client: client, body: body, identity: clientIdentity(message), now: MonotonicTime.now())
         case .readConversation(let id):
-            core.readConversation(id: id, client: client, identity: clientIdentity(message), now: MonotonicTime.now())
+            core.readConversation(
+                id: id, client: client, identity: clientIdentity(message), version: Self.answerVersion(message),
+                now: MonotonicTime.now())
         case .endConversation(let id):
-            core.endConversation(id: id, client: client, identity: clientIdentity(message), now: MonotonicTime.now())
+            core.endConversation(
+                id: id, client: client, identity: clientIdentity(message), version: Self.answerVersion(message),
+                now: MonotonicTime.now())
         }
     }
 
@@ -97,7 +101,8 @@ extension BrokerLoop {
         var body: ZMQMessage?
         var version: UInt8 = 1
         switch command {
-        case .result:
+        case .result(let result):
+            if let spans { spans.jobAnswered(result.jobID, outcome: result.outcome) }
             // Its own allocation (ZMQMultipart.takeCompacted): a final reply is kept for STATUS and replays, and the
             // frame as received would keep libzmq's whole receive buffer (8 KiB and more) for as long.
             body = message.takeCompacted(1 + WorkerResult.bodyIndex)

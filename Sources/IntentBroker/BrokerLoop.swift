@@ -54,6 +54,8 @@ final class BrokerLoop: @unchecked Sendable {
     @exclusivity(unchecked) var workerIDs = RoutingIDCache()
     /// Where recorded conversations' transcripts go (with a transcript directory).
     let transcripts: BrokerTranscripts?
+    /// The spans of requests and jobs, with ``BrokerConfiguration/tracing`` (nil without: one nil check per JOB).
+    let spans: BrokerSpans?
     let clientDecoder: ClientMessageDecoder
     let workerDecoder: WorkerMessageDecoder
     /// The journal and the thread that commits its batches (pipelined with the loop), while the core's journal link
@@ -84,6 +86,7 @@ final class BrokerLoop: @unchecked Sendable {
         let limits = WireLimits(
             maxBodySize: configuration.maxBodySize, hardLimitMilliseconds: configuration.hardLimit.milliseconds)
         transcripts = configuration.transcriptDirectory.map { BrokerTranscripts(directory: $0, logger: logger) }
+        spans = configuration.tracing ? BrokerSpans() : nil
         clientDecoder = ClientMessageDecoder(limits: limits)
         workerDecoder = WorkerMessageDecoder(limits: limits)
         bound = Mutex((configuration.frontendEndpoint, configuration.backendEndpoint))

@@ -65,6 +65,13 @@ public struct HandlerContext: Sendable {
     /// again because the outcome of an earlier attempt is unknown. Always 1 without a key. From attempt 2 on, consult
     /// your own records of the key before acting again (did attempt 1 already pay?).
     public var attempt: Int
+    /// The W3C trace context of the phase this handler runs (`CIPW05` JOB F10/F11, Docs/TRACING.md): with worker
+    /// tracing on (`--tracing`), that of the worker's `concierge.handler` span, which is also the task's
+    /// `ServiceContext.current` while the handler runs (so spans a handler makes with swift-distributed-tracing
+    /// are its children); without, the JOB's own (the broker's job span, or the caller's context passed through).
+    /// Nil when the request carries no trace, or the broker or worker speaks an older version. Pass it on to
+    /// downstream calls (a `traceparent` header) to continue the trace.
+    public var traceContext: TraceContext?
 
     /// Creates a context. The job runner sets ``phase`` to the phase it runs.
     public init(

@@ -59,6 +59,10 @@ public struct WorkerConfiguration: Sendable {
     /// CURVE: the broker's public key and this worker's key pair (its public key must be on the broker's worker
     /// allowlist); nil: no encryption (only for brokers on loopback or `ipc://`).
     public var curve: CurveClientKeys?
+    /// Make a `concierge.handler` span for each phase a handler runs (Docs/TRACING.md), with the tracer
+    /// bootstrapped in `InstrumentationSystem`, a child of the JOB's trace context. Off: no span; the handler still
+    /// sees the JOB's trace context (``HandlerContext/traceContext``).
+    public var tracing = false
 
     /// A configuration for one broker endpoint.
     public init(

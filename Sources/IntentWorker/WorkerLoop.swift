@@ -19,8 +19,8 @@ import ZeroMQ
 /// whose last phase (F9) is later than its phase runs the lifecycle's phases one after the other in the same task,
 /// a fresh handler and a RESULT for each, while they answer `continue` (section 5.15).
 final class WorkerLoop: @unchecked Sendable {
-    /// The version of every message the worker sends: it speaks version 04 (sections 5.13, 5.15 and 5.16).
-    static let version: UInt8 = 4
+    /// The version of every message the worker sends: it speaks version 05 (sections 5.7, 5.13, 5.15 and 5.16).
+    static let version: UInt8 = 5
 
     let configuration: WorkerConfiguration
     let provider: HandlerProvider
@@ -451,7 +451,7 @@ final class WorkerLoop: @unchecked Sendable {
         // The decoder lets no `lifecycle` JOB through, and the job runner answers one with error `malformed`.
         let phase = job.phase
         let key = Self.key(jobID)
-        let context = HandlerContext(
+        var context = HandlerContext(
             jobIDBytes: key,
             workerName: configuration.name,
             phase: phase,
@@ -459,6 +459,9 @@ final class WorkerLoop: @unchecked Sendable {
             idempotencyKey: job.idempotencyKey.flatMap(HandlerContext.idempotencyKey(bytes:)),
             attempt: job.attempt
         )
+        context.traceContext = job.traceContext
+        let jobContext = context
+        let tracing = configuration.tracing
         logger.debug(
             "job started",
             metadata: [
@@ -471,7 +474,11 @@ final class WorkerLoop: @unchecked Sendable {
             var phase = phase
             var body = body
             while true {
-                let output = await provider.run(intentType: intentType, phase: phase, body: body, context: context)
+                let output =
+                    tracing
+                    ? await HandlerSpan.run(
+                        provider, intentType: intentType, phase: phase, body: body, context: jobContext)
+                    : await provider.run(intentType: intentType, phase: phase, body: body, context: jobContext)
                 // A chained job (section 5.15) goes on with the next phase on this one's output, in a fresh handler;
                 // once CANCEL reached the task, that phase answers `cancelled` without running its handler.
                 guard output.outcome == .continue, phase.order < lastPhase.order, let next = phase.next else {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ConciergeCommandLine
 import ConciergeHTTP
+import ConciergeTracing
 import IntentBroker
 import IntentJournal
 import IntentWire
@@ -283,10 +284,21 @@ struct BrokerCommand: AsyncParsableCommand {
     @OptionGroup var http: HTTPOptions
     @OptionGroup var logging: LoggingOptions
 
+    @Flag(
+        help: """
+            Make spans for requests and jobs and export them over OTLP/HTTP (Swift OTel; the OTEL_* environment \
+            variables configure it, Docs/TRACING.md). Off: workers get the callers' trace context unchanged.
+            """
+    )
+    var tracing = false
+
     func run() async throws {
         _ = logging.bootstrap()
         let logger = Logger(label: "concierge.broker")
+        let exporter = try TracingBootstrap.bootstrap(
+            TracingConfiguration(enabled: tracing, serviceName: "concierge-broker"), logger: logger)
         var configuration = broker.configuration
+        configuration.tracing = tracing
         try security.apply(to: &configuration)
         let endpoint = try http.bindableEndpoint()
         let metrics = endpoint.map { _ in
@@ -294,8 +306,9 @@ struct BrokerCommand: AsyncParsableCommand {
         }
         configuration.metricsFactory = metrics?.factory
         let service = try Broker(configuration: configuration, logger: logger)
-        // On SIGTERM services stop in reverse order: the broker first, while /livez still answers.
-        var services: [any Service] = []
+        // On SIGTERM services stop in reverse order: the broker first, while /livez still answers; the span
+        // exporter last, so that it sends the broker's last spans.
+        var services: [any Service] = exporter.map { [$0] } ?? []
         if let endpoint, let metrics {
             services.append(BrokerHTTP.server(endpoint, metrics: metrics, broker: service, logger: logger))
         }

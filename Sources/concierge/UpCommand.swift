@@ -2,6 +2,7 @@ import ArgumentParser
 import ConciergeCommandLine
 import ConciergeGateway
 import ConciergeHTTP
+import ConciergeTracing
 import IntentBroker
 import IntentPool
 import Logging
@@ -67,7 +68,11 @@ struct UpCommand: AsyncParsableCommand {
     func run() async throws {
         let level = logging.bootstrap()
         let logger = Logger(label: "concierge")
+        // `--tracing` (a worker option) traces the broker and the pool's workers alike.
+        let exporter = try TracingBootstrap.bootstrap(
+            TracingConfiguration(enabled: worker.tracing, serviceName: "concierge-broker"), logger: logger)
         var configuration = broker.configuration
+        configuration.tracing = worker.tracing
         try security.apply(to: &configuration)
         if let curve = configuration.curve,
             let keys = try CurveClientOptions.keys(serverKey: curveServerKey, secretKey: workerSecretKey)
@@ -119,8 +124,8 @@ struct UpCommand: AsyncParsableCommand {
             ]
         )
         // The gateway stops first (its streams end while workers still run), then the pool (workers drain while the
-        // broker still answers), then the broker, then /livez.
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        // broker still answers), then the broker, then /livez, then the span exporter (it sends the last spans).
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = exporter.map { [.init(service: $0)] } ?? []
         if let endpoint, let metrics {
             let health = brokerService.health
             let server = ObservabilityServer(

@@ -36,6 +36,8 @@ struct CoreHarness: ~Copyable {
     var replies: [Reply] = []
     /// JOBs each worker received and has not answered, in order.
     var jobs: [String: [JobDispatch<[UInt8]>]] = [:]
+    /// The moments the core told of for spans (with ``BrokerConfiguration/tracing`` only), in order.
+    var traces: [TraceEvent] = []
     var controls: [(worker: String, control: WorkerControl)] = []
     var pongs: [String] = []
     /// The request id of every JOB delivered, by job id; and every JOB delivered, in order.
@@ -136,11 +138,13 @@ struct CoreHarness: ~Copyable {
 
     mutating func send(
         _ id: String, type: String = "Echo", phase: RequestPhase = .handle, deadlineMs: Int? = nil,
-        client: String = "c1", body: String = "{}", key: String? = nil, identity: String = ""
+        client: String = "c1", body: String = "{}", key: String? = nil, identity: String = "",
+        traceContext: TraceContext? = nil
     ) {
         let request = ClientRequest(
             requestID: Array(id.utf8), intentType: Array(type.utf8), phase: phase, deadlineMilliseconds: deadlineMs,
-            bodySize: body.utf8.count, idempotencyKey: key.map { Array($0.utf8) })
+            bodySize: body.utf8.count, idempotencyKey: key.map { Array($0.utf8) },
+            version: traceContext != nil ? 4 : key != nil ? 2 : 1, traceContext: traceContext)
         core.request(
             request, client: Array(client.utf8), body: Array(body.utf8),
             fingerprint: key == nil ? nil : BodyFingerprint(Array(body.utf8)), identity: Array(identity.utf8), now: now)
@@ -150,11 +154,12 @@ struct CoreHarness: ~Copyable {
     /// The client sends TURN `number` of conversation `conversation` (version 03) as request `id`.
     mutating func turn(
         _ id: String, conversation: String, number: Int, body: String, flags: ClientTurn.Flags = [],
-        deadlineMs: Int? = nil, client: String = "c1", identity: String = ""
+        deadlineMs: Int? = nil, client: String = "c1", identity: String = "", traceContext: TraceContext? = nil
     ) {
         let turn = ClientTurn(
             requestID: Array(id.utf8), conversationID: Array(conversation.utf8), turn: number,
-            deadlineMilliseconds: deadlineMs, bodySize: body.utf8.count, flags: flags)
+            deadlineMilliseconds: deadlineMs, bodySize: body.utf8.count, flags: flags,
+            version: traceContext == nil ? 3 : 4, traceContext: traceContext)
         core.turn(turn, client: Array(client.utf8), body: Array(body.utf8), identity: Array(identity.utf8), now: now)
         settle()
     }
@@ -401,6 +406,8 @@ struct CoreHarness: ~Copyable {
                         line.conversation.name, line.step,
                         line.record.map { (try? JSONValue.parse($0.jsonLineBytes()))?.objectValue ?? [:] } ?? [:]
                     ))
+            case .trace(let event):
+                traces.append(event)
             }
         }
     }

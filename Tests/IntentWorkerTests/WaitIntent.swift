@@ -9,7 +9,8 @@ import Synchronization
 /// Its resolve, in mode `hold`, does the same as handle's `ignore` (and resolves nothing itself); in every other
 /// mode it answers at once. Confirm always answers `ready`.
 ///
-/// Every answer's data is what the handler's context held: `{"attempt", "idempotencyKey"?}`.
+/// Every answer's data is what the handler's context held: `{"attempt", "idempotencyKey"?, "traceparent"?,
+/// "tracestate"?}`.
 struct WaitIntent: Intent, Hashable {
     static let intentType = "Wait"
     static let parameters: [IntentParameter<WaitIntent>] = [.init("mode", \.mode)]
@@ -51,6 +52,10 @@ struct WaitHandler: IntentHandler {
         }
         var data: JSONObject = ["attempt": .int(Int64(context.attempt))]
         if let key = context.idempotencyKey { data["idempotencyKey"] = .string(key) }
+        if let trace = context.traceContext {
+            data["traceparent"] = .string(trace.traceparent)
+            data["tracestate"] = .string(trace.tracestate)
+        }
         return HandleResponse(code: .success, data: data)
     }
 }

@@ -12,7 +12,7 @@ import ZeroMQ
 #endif
 
 /// A real ``Worker`` taking `CIPW02` JOBs (`Schemas/PROTOCOL.md` section 5.13) from a scripted broker: a ROUTER
-/// socket in the test. Its READY is `CIPW04` (version 04 is version 03, chained jobs of section 5.15, and READY announcing each type's definition, section 5.16), a JOB's key and attempt reach the handler, and a CANCEL stops a running handler
+/// socket in the test. Its READY is `CIPW05` (version 05 is version 04 with the trace context in JOB; version 04 is version 03, chained jobs of section 5.15, and READY announcing each type's definition, section 5.16), a JOB's key and attempt reach the handler, and a CANCEL stops a running handler
 /// (RESULT `cancelled`) in both execution modes, while a CANCEL of a job it does not run is ignored. Every wait is
 /// bounded; events are ordered by waiting for observable state, never by sleeping.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct WorkerVersion2Tests {
@@ -141,9 +141,9 @@ import ZeroMQ
     static func stop(_ setup: Setup) async throws {
         defer { setup.broker.close() }
         setup.worker.stop()
-        #expect(text(try await setup.broker.next()) == ["CIPW04", "DRAIN"])
+        #expect(text(try await setup.broker.next()) == ["CIPW05", "DRAIN"])
         try setup.broker.send(["CIPW02", "DRAIN"])
-        #expect(text(try await setup.broker.next()) == ["CIPW04", "DISCONNECT"])
+        #expect(text(try await setup.broker.next()) == ["CIPW05", "DISCONNECT"])
         try await setup.run.value
     }
 
@@ -161,7 +161,7 @@ import ZeroMQ
     /// The RESULT's outcome and body, checked to answer `id`.
     static func result(_ frames: [[UInt8]], answers id: [UInt8]) throws -> (outcome: String, body: JSONValue) {
         #expect(frames.count == 5)
-        guard frames.count == 5, frames[0] == Array("CIPW04".utf8), frames[1] == Array("RESULT".utf8) else {
+        guard frames.count == 5, frames[0] == Array("CIPW05".utf8), frames[1] == Array("RESULT".utf8) else {
             throw Failure(description: "not a CIPW04 RESULT: \(text(frames))")
         }
         #expect(frames[2] == id)
@@ -172,7 +172,7 @@ import ZeroMQ
     func readyIsVersion4AndTheKeyAndAttemptReachTheHandler(execution: WorkerConfiguration.JobExecution) async throws {
         let setup = try await Self.start(execution)
         // Version 04 (section 5.16): each type is followed by its definition.
-        #expect(Array(Self.text(setup.ready).prefix(5)) == ["CIPW04", "READY", "4", "w2", "Wait"])
+        #expect(Array(Self.text(setup.ready).prefix(5)) == ["CIPW05", "READY", "4", "w2", "Wait"])
         #expect(setup.ready.count == 6)
         let definition = try IntentDefinition(jsonBytes: setup.ready[5])
         #expect(definition == IntentDefinition(describing: WaitIntent.self))

@@ -38,9 +38,10 @@ CIPC3 = b"CIPC03"  # section 4.11: conversations: TURN, CONVERSATION, END
 CIPW2 = b"CIPW02"  # section 5.13: JOB with key (F7) and attempt (F8), CANCEL to the worker, RESULT cancelled
 CIPW3 = b"CIPW03"  # section 5.15: JOB with the last phase (F9): a lifecycle's phases in one job, a RESULT per phase
 CIPW4 = b"CIPW04"  # section 5.16: READY announces each intent type's definition after its name
+CIPW5 = b"CIPW05"  # section 5.7: JOB F10/F11, the W3C trace context (traceparent, tracestate); READY as CIPW04
 CLIENT_SIGNATURES = {1: CIPC, 2: CIPC2, 3: CIPC3}
 CLIENT_VERSIONS = {sig: v for v, sig in CLIENT_SIGNATURES.items()}
-WORKER_SIGNATURES = {1: CIPW, 2: CIPW2, 3: CIPW3, 4: CIPW4}
+WORKER_SIGNATURES = {1: CIPW, 2: CIPW2, 3: CIPW3, 4: CIPW4, 5: CIPW5}
 WORKER_VERSIONS = {sig: v for v, sig in WORKER_SIGNATURES.items()}
 JOB_PHASES = ("resolve", "confirm", "handle")
 REQUEST_PHASES = JOB_PHASES + ("lifecycle",)
@@ -907,8 +908,8 @@ class PyWorker:
 
     def check(self, frames: list[bytes]) -> WorkerMessage:
         violation(len(frames) >= 2, "a CIP message has at least 2 frames", frames)
-        violation(frames[0] in (CIPW, CIPW2, CIPW3, CIPW4), "F0 of a message from the backend is CIPW01 to CIPW04 "
-                  "(9, 5.13, 5.15, 5.16)", frames)
+        violation(frames[0] in (CIPW, CIPW2, CIPW3, CIPW4, CIPW5), "F0 of a message from the backend is CIPW01 to "
+                  "CIPW05 (9, 5.7, 5.13, 5.15, 5.16)", frames)
         command = frames[1].decode("ascii", "replace")
         # 5.1, 5.9: once registered, every message the broker sends a worker is in the version of its READY, ERROR
         # included; but the ERROR to a READY (sent raw in another version) or to a STATS query is in that message's
@@ -926,7 +927,7 @@ class PyWorker:
             violation(code in WORKER_ERROR_CODES, f"ERROR code {code!r} (5.9)", frames)
             return WorkerMessage(frames, command, code=code, text=frames[3].decode("utf-8"))
         if command == "CANCEL":
-            violation(frames[0] in (CIPW2, CIPW3, CIPW4), "CANCEL exists only from CIPW02 on: a CIPW01 worker never gets it "
+            violation(frames[0] in (CIPW2, CIPW3, CIPW4, CIPW5), "CANCEL exists only from CIPW02 on: a CIPW01 worker never gets it "
                       "(5.13, 5.15)", frames)
             violation(len(frames) == 3, "CANCEL has exactly 3 frames (5.13)", frames)
             violation(len(frames[2]) == 8, "CANCEL F2 is an 8-byte job id (5.13)", frames)
@@ -935,9 +936,13 @@ class PyWorker:
                   f"not {command!r} (5, 5.13)", frames)
         key, attempt = b"", 0
         last = frames[4] if len(frames) > 4 else b""
-        if frames[0] in (CIPW2, CIPW3, CIPW4):
-            if frames[0] in (CIPW3, CIPW4):
-                violation(len(frames) == 10, "a CIPW03 (and CIPW04) JOB has exactly 10 frames (5.15, 5.16)", frames)
+        if frames[0] in (CIPW2, CIPW3, CIPW4, CIPW5):
+            if frames[0] == CIPW5:
+                violation(len(frames) == 12, "a CIPW05 JOB has exactly 12 frames (5.7)", frames)
+                violation(frames[11] == b"" or frames[10] != b"", "a tracestate needs a traceparent (4.2, 5.7)", frames)
+            if frames[0] in (CIPW3, CIPW4, CIPW5):
+                violation(len(frames) in (10, 12) and (len(frames) == 12) == (frames[0] == CIPW5),
+                          "a CIPW03 (and CIPW04) JOB has exactly 10 frames (5.15, 5.16)", frames)
                 last = frames[9]
                 violation(last.decode("ascii", "replace") in JOB_PHASES, "JOB F9 (last phase) is resolve, confirm or "
                           "handle (5.15)", frames)
@@ -1143,7 +1148,7 @@ class PyBroker:
             violation(is_decimal_frame(frames[2]) and 1 <= int(frames[2]) <= 1000, "READY capacity 1..1000", frames)
             violation(frames[3] == rid, f"READY F3 {frames[3]!r} equals the routing id {rid!r} (5.2)", frames)
             types = frames[4:]
-            if frames[0] == CIPW4:
+            if frames[0] in (CIPW4, CIPW5):
                 # 5.16: each type is followed by its definition, a JSON object defining that type.
                 violation(len(frames) % 2 == 0, "a CIPW04 READY has each intent type followed by its definition",
                           frames)
@@ -1224,6 +1229,8 @@ class PyBroker:
             frames += [key, attempt if isinstance(attempt, bytes) else str(attempt).encode()]
         if version >= 3:
             frames.append((last or phase).encode())
+        if version >= 5:
+            frames += [b"", b""]  # F10, F11: no trace context (5.7)
         self.send(rid, frames)
         return job_id
 

@@ -14,7 +14,7 @@ import time
 import pytest
 
 import cip
-from cip import CIPW, CIPW2, CIPW3, CIPW4, WORKER_SIGNATURES, interaction
+from cip import CIPW, CIPW2, CIPW3, CIPW5, WORKER_SIGNATURES, interaction
 
 HB = 250
 EXAMPLE_TYPES = {b"Echo", b"RequestRide", b"SendMessage", b"SendPayment", b"StartWorkout"}
@@ -23,7 +23,8 @@ EXAMPLE_TYPES = {b"Echo", b"RequestRide", b"SendMessage", b"SendPayment", b"Star
 def in_version(broker, rid: bytes, frames: list[bytes]) -> list[bytes]:
     """Frames written for CIPW01, in the version the broker speaks to the worker (5.13, 5.15): F0 its signature and,
     for a JOB, an empty key and attempt 1 after the body (CIPW02 and later), then F9 = F4 (CIPW03: a job of one phase;
-    F4 itself when the frame is missing). A JOB one frame short stays one frame short."""
+    F4 itself when the frame is missing), then an empty trace context (CIPW05). A JOB one frame short stays one frame
+    short."""
     version = broker.version_of(rid)
     if not frames or frames[0] != CIPW or version == 1:
         return frames
@@ -32,6 +33,8 @@ def in_version(broker, rid: bytes, frames: list[bytes]) -> list[bytes]:
         out += [b"", b"1"]
         if version >= 3:
             out.append(frames[4] if len(frames) > 4 else b"handle")
+        if version >= 5:
+            out += [b"", b""]  # F10, F11: no trace context (5.7)
     return out
 
 
@@ -50,8 +53,9 @@ def test_ready_announces_capacity_name_and_the_example_types(spawn):
     ready = broker.ready()
     assert ready.frames[2:4] == [b"7", b"announcer"]
     assert ready.routing_id == b"announcer"
-    # 5.16 (CIPW04): each type is followed by its definition, the JSON of Schemas/intents/<type>.json.
-    assert ready.frames[0] == CIPW4
+    # 5.16 (CIPW04, and CIPW05's READY is CIPW04's): each type is followed by its definition, the JSON of
+    # Schemas/intents/<type>.json.
+    assert ready.frames[0] == CIPW5
     assert set(ready.frames[4::2]) == EXAMPLE_TYPES
     for intent_type, definition in zip(ready.frames[4::2], ready.frames[5::2]):
         announced = json.loads(definition)
@@ -203,14 +207,15 @@ def test_sigterm_drains_the_worker(pair):
 # CIPW02, as a broker of version 02 would send them) and speaking its own CIPW03 (10-frame JOBs of one phase, F9 = F4).
 
 
-def test_the_worker_registers_with_cipw04(pair):
-    """The reference worker speaks CIPW04 (5.16: READY announces definitions; 5.15: chained lifecycle jobs; 5.13: it
-    cancels the Swift Task running a cancelled job): its READY, and every message after it, has F0 CIPW04."""
+def test_the_worker_registers_with_cipw05(pair):
+    """The reference worker speaks CIPW05 (5.7: JOB carries the trace context; 5.16: READY announces definitions;
+    5.15: chained lifecycle jobs; 5.13: it cancels the Swift Task running a cancelled job): its READY, and every
+    message after it, has F0 CIPW05."""
     broker, _, rid = pair
-    assert broker.versions[rid] == 4, "the worker's READY is not CIPW04"
-    assert broker.registered[rid].frames[0] == CIPW4
+    assert broker.versions[rid] == 5, "the worker's READY is not CIPW05"
+    assert broker.registered[rid].frames[0] == CIPW5
     beat = broker.next(lambda m: m.command == "HEARTBEAT" and m.routing_id == rid, timeout=5)
-    assert beat.frames == [CIPW4, b"HEARTBEAT"]
+    assert beat.frames == [CIPW5, b"HEARTBEAT"]
 
 
 def speaking(pair, version: int):

@@ -14,6 +14,8 @@ enum BrokerAction<Body> {
     case control(routingID: [UInt8], version: UInt8, WorkerControl)
     /// Write a line of a recorded conversation's transcript (`Docs/TRANSCRIPTS.md`).
     case transcript(TranscriptLine)
+    /// A moment a span marks (only with ``BrokerConfiguration/tracing``; Docs/TRACING.md).
+    case trace(TraceEvent)
 }
 
 /// A JOB to send: `[worker, CIPW01, JOB, job id, intent type, phase, time left, body]`, and for a version-02 worker
@@ -40,6 +42,8 @@ struct JobDispatch<Body> {
     var idempotencyKey: [UInt8]?
     /// The attempt with that key (1 without one).
     var attempt = 1
+    /// The request's trace context, for a version-05 worker (F10, F11); nil for none.
+    var traceContext: TraceContext?
 }
 
 /// A REPLY, STATUS or CONVERSATION answer: `[client, CIPC01, command, id, status, phase, body]` (a CONVERSATION

@@ -20,6 +20,7 @@ extension BrokerCore {
             status(client: client, requestID: requestID, version: 2, now: now)
             return
         }
+        if settings.tracing { actions.append(.trace(.event(id, .cancel))) }
         switch request.state {
         case .cancelling, .stoppedCleanly:
             return  // already being cancelled: the ending follows

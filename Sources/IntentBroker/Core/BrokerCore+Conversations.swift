@@ -14,7 +14,7 @@ extension BrokerCore {
     /// A TURN whose frames passed the decoder's checks; `body` is a copy of its body.
     mutating func turn(_ turn: ClientTurn, client: [UInt8], body: [UInt8], identity: [UInt8] = [], now: UInt64) {
         guard !journalLink.isUnavailable else {
-            return refuseWhileUnavailable(.turn(turn), client: client, version: 3)
+            return refuseWhileUnavailable(.turn(turn), client: client, version: turn.version)
         }
         let key = ConversationKey(scope: identity.isEmpty ? client : identity, id: turn.conversationID)
         let requestKey = RequestKey(client: client, id: turn.requestID)
@@ -36,7 +36,7 @@ extension BrokerCore {
                         turn, client: client, .duplicateRequest, "request id is already in flight on this connection")
                 }
                 let deadline = turn.deadlineMilliseconds.map { UInt64($0) * 1_000_000 } ?? settings.defaultDeadline
-                attach(requestKey, version: 3, deadline: deadline, to: running.request, now: now)
+                attach(requestKey, version: turn.version, deadline: deadline, to: running.request, now: now)
                 return
             }
             refuseTurn(
@@ -45,7 +45,7 @@ extension BrokerCore {
                 conversation: conversation, now: now)
         case .ended:
             if turn.turn == conversation.turn, let last = conversation.lastReply {
-                return replayTurn(last, to: requestKey, now: now)
+                return replayTurn(last, to: requestKey, version: turn.version, now: now)
             }
             if turn.turn > conversation.turn {
                 return refuseTurn(
@@ -59,7 +59,7 @@ extension BrokerCore {
                 now: now)
         case .asking, .confirming:
             if turn.turn == conversation.turn, let last = conversation.lastReply {
-                return replayTurn(last, to: requestKey, now: now)
+                return replayTurn(last, to: requestKey, version: turn.version, now: now)
             }
             guard turn.turn == conversation.turn + 1 else {
                 return refuseTurn(
@@ -89,23 +89,31 @@ extension BrokerCore {
     }
 
     /// CONVERSATION: the conversation as it is now.
-    mutating func readConversation(id: [UInt8], client: [UInt8], identity: [UInt8] = [], now: UInt64) {
+    mutating func readConversation(
+        id: [UInt8], client: [UInt8], identity: [UInt8] = [], version: UInt8 = 3, now: UInt64
+    ) {
         guard !journalLink.isUnavailable else {
-            return refuseWhileUnavailable(.readConversation(conversationID: id), client: client, version: 3)
+            return refuseWhileUnavailable(.readConversation(conversationID: id), client: client, version: version)
         }
         let key = ConversationKey(scope: identity.isEmpty ? client : identity, id: id)
-        guard let conversation = conversations[key] else { return unknownConversation(id, client: client) }
-        answerConversation(conversation, to: client, now: now)
+        guard let conversation = conversations[key] else {
+            return unknownConversation(id, client: client, version: version)
+        }
+        answerConversation(conversation, to: client, version: version, now: now)
     }
 
     /// END: the conversation ends `cancelled` (a turn in flight is cancelled as by CANCEL); an ended one is answered
     /// as it is.
-    mutating func endConversation(id: [UInt8], client: [UInt8], identity: [UInt8] = [], now: UInt64) {
+    mutating func endConversation(
+        id: [UInt8], client: [UInt8], identity: [UInt8] = [], version: UInt8 = 3, now: UInt64
+    ) {
         guard !journalLink.isUnavailable else {
-            return refuseWhileUnavailable(.endConversation(conversationID: id), client: client, version: 3)
+            return refuseWhileUnavailable(.endConversation(conversationID: id), client: client, version: version)
         }
         let key = ConversationKey(scope: identity.isEmpty ? client : identity, id: id)
-        guard var conversation = conversations[key] else { return unknownConversation(id, client: client) }
+        guard var conversation = conversations[key] else {
+            return unknownConversation(id, client: client, version: version)
+        }
         if conversation.state != .ended {
             let running = conversation.running
             conversation.running = nil
@@ -119,7 +127,7 @@ extension BrokerCore {
                 cancel(client: running.key.client, requestID: running.key.id, identity: request.identity, now: now)
             }
         }
-        answerConversation(conversations[key] ?? conversation, to: client, now: now)
+        answerConversation(conversations[key] ?? conversation, to: client, version: version, now: now)
     }
 
     // MARK: Turns
@@ -194,7 +202,8 @@ extension BrokerCore {
         }
         let decoded = ClientRequest(
             requestID: turn.requestID, intentType: intentType, phase: phase,
-            deadlineMilliseconds: turn.deadlineMilliseconds, bodySize: body.count, idempotencyKey: nil, version: 3)
+            deadlineMilliseconds: turn.deadlineMilliseconds, bodySize: body.count, idempotencyKey: nil,
+            version: turn.version, traceContext: turn.traceContext)
         let id = nextRequestID
         let link = TurnLink(
             conversation: key,
@@ -224,12 +233,12 @@ extension BrokerCore {
         statistics.finalReplies += 1
         let result = ResultStore<Body>.Result(isError: false, phase: RequestPhase.confirm.name, payload: .bytes(reply))
         results.store(result, for: requestKey, now: now)  // STATUS of the turn's request id answers it too
-        if journaling { journal.append(.stored(result, key: requestKey, version: 3, at: now)) }
+        if journaling { journal.append(.stored(result, key: requestKey, version: turn.version, at: now)) }
         actions.append(
             .reply(
                 ClientReply(
                     client: requestKey.client, command: .reply, requestID: requestKey.id, status: .final,
-                    phase: RequestPhase.confirm.name, payload: .bytes(reply), version: 3)))
+                    phase: RequestPhase.confirm.name, payload: .bytes(reply), version: turn.version)))
     }
 
     /// What a conversation turn's request ended with: the conversation takes it in, and the reply carries the
@@ -393,17 +402,19 @@ extension BrokerCore {
     }
 
     /// The stored reply of the turn, sent again (flagged `replay`).
-    private mutating func replayTurn(_ last: Conversation.StoredReply, to key: RequestKey, now: UInt64) {
+    private mutating func replayTurn(
+        _ last: Conversation.StoredReply, to key: RequestKey, version: UInt8, now: UInt64
+    ) {
         statistics.replays += 1
         let result = ResultStore<Body>.Result(
             isError: last.isError, phase: last.phase?.name ?? "", payload: .bytes(last.body))
         results.store(result, for: key, now: now)  // STATUS of the retry's request id answers it too
-        if journaling { journal.append(.stored(result, key: key, version: 3, at: now)) }
+        if journaling { journal.append(.stored(result, key: key, version: version, at: now)) }
         actions.append(
             .reply(
                 ClientReply(
                     client: key.client, command: .reply, requestID: key.id, status: last.isError ? .error : .final,
-                    phase: last.phase?.name ?? "", payload: .bytes(last.body), isReplay: true, version: 3)))
+                    phase: last.phase?.name ?? "", payload: .bytes(last.body), isReplay: true, version: version)))
     }
 
     /// A refused turn: an error REPLY (with the conversation's state when there is one); nothing changes.
@@ -414,17 +425,19 @@ extension BrokerCore {
         var body = WireBody.error(code, message)
         if let conversation { body = decorated(body, conversation, now: now) }
         statistics.refusedTurns += 1
-        reject(client: client, requestID: turn.requestID, phase: "", version: 3, code, body: body)
+        reject(client: client, requestID: turn.requestID, phase: "", version: turn.version, code, body: body)
     }
 
-    private mutating func unknownConversation(_ id: [UInt8], client: [UInt8]) {
+    private mutating func unknownConversation(_ id: [UInt8], client: [UInt8], version: UInt8) {
         let name = String(decoding: id, as: UTF8.self)
         reject(
-            client: client, requestID: id, phase: "", version: 3, .unknownConversation,
+            client: client, requestID: id, phase: "", version: version, .unknownConversation,
             "no conversation \"\(name)\" belongs to this client", command: .conversation)
     }
 
-    private mutating func answerConversation(_ conversation: Conversation, to client: [UInt8], now: UInt64) {
+    private mutating func answerConversation(
+        _ conversation: Conversation, to client: [UInt8], version: UInt8, now: UInt64
+    ) {
         actions.append(
             .reply(
                 ClientReply(
@@ -432,7 +445,7 @@ extension BrokerCore {
                     phase: "",
                     payload: .bytes(
                         conversation.json(includingIntent: true, ttl: conversations.ttl, now: now).serialized()),
-                    version: 3)))
+                    version: version)))
     }
 
     /// The definition's `maxAsks` (section 11.11) of a served type, else the broker's.

@@ -72,6 +72,7 @@ extension BrokerCore {
             worker: workerID, routingID: workers.values[workerSlot].routingID, jobID: jobID, request: id,
             intentType: intentTypes[type].name, phase: request.phase, deadline: request.deadline, body: request.body)
         job.version = workers.values[workerSlot].version
+        if job.version >= 5 { job.traceContext = request.traceContext }
         if request.phase == .handle, let scope = request.idempotency {
             job.idempotencyKey = scope.key
             job.attempt = request.attempt

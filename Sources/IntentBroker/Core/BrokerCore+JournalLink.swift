@@ -209,10 +209,11 @@ extension BrokerCore {
         case .ping:
             ping(client: client, version: version)
         case .turn(let turn):
-            reject(client: client, requestID: turn.requestID, phase: "", version: 3, .unavailable, message)
+            reject(client: client, requestID: turn.requestID, phase: "", version: turn.version, .unavailable, message)
         case .readConversation(let id), .endConversation(let id):
             reject(
-                client: client, requestID: id, phase: "", version: 3, .unavailable, message, command: .conversation)
+                client: client, requestID: id, phase: "", version: max(3, version), .unavailable, message,
+                command: .conversation)
         }
     }
 

@@ -45,6 +45,7 @@ extension BrokerCore {
         case .attach(let first):
             attach(key, version: decoded.version, deadline: deadline, to: first, now: now)
         case .replay(let scope):
+            if settings.tracing { actions.append(.trace(.replayed(decoded))) }
             replay(scope, to: key, version: decoded.version, now: now)
         case .accept(let type, let scope, let attempt):
             accept(
@@ -113,6 +114,14 @@ extension BrokerCore {
         request.idempotency = scope
         request.attempt = attempt
         request.identity = identity
+        request.traceContext = decoded.traceContext
+        if settings.tracing {
+            actions.append(
+                .trace(
+                    .started(
+                        id, requestID: decoded.requestID, intentType: decoded.intentType, phase: decoded.phase,
+                        parent: decoded.traceContext)))
+        }
         if let turn {
             request.conversation = turn.conversation
             request.stopsAtReadyConfirm = turn.stopsAtReadyConfirm

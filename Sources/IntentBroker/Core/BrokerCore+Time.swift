@@ -165,6 +165,7 @@ extension BrokerCore {
         _ request: BrokerRequest<Body>, to key: RequestKey, version: UInt8, since: UInt64? = nil, now: UInt64
     ) {
         statistics.progressReplies += 1
+        if settings.tracing { actions.append(.trace(.event(request.id, .progress))) }
         // The request's own first reply is timed; an attached duplicate's arrival is not kept.
         metrics?.progressSent(afterNanoseconds: key == request.key ? now &- request.arrival : nil)
         actions.append(

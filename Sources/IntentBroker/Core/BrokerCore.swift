@@ -212,6 +212,9 @@ struct BrokerCore<Body>: ~Copyable {
         _ id: RequestID, status: ClientReply<Body>.Status, payload: ReplyPayload<Body>, outcome: String, now: UInt64
     ) {
         guard let request = requests.removeValue(forKey: id) else { return }
+        if settings.tracing {
+            actions.append(.trace(.ended(id, outcome: outcome, lateFinal: request.firstReplySent)))
+        }
         var status = status
         var payload = payload
         if request.conversation != nil {

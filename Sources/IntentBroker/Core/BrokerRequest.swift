@@ -77,6 +77,9 @@ final class BrokerRequest<Body> {
     @exclusivity(unchecked) var conversation: ConversationKey?
     /// The turn's conversation asks before handle: a confirm that answers `ready` ends the request.
     @exclusivity(unchecked) var stopsAtReadyConfirm = false
+    /// The caller's W3C trace context (`CIPC04` REQUEST or TURN F8/F9), sent on in each JOB to a `CIPW05` worker;
+    /// nil for none, and for a request recovered from a journal (which does not keep it).
+    @exclusivity(unchecked) var traceContext: TraceContext?
 
     init(
         id: RequestID, key: RequestKey, intentType: Int, requested: RequestPhase, phase: RequestPhase, body: Body,

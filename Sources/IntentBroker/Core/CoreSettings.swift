@@ -23,10 +23,13 @@ struct CoreSettings: Sendable {
 
     /// Whether conversations may be recorded (the broker has a transcript directory).
     let recordsTranscripts: Bool
+    /// ``BrokerConfiguration/tracing``: the core tells the shell of the moments spans mark (``TraceEvent``).
+    let tracing: Bool
 
     init(_ configuration: BrokerConfiguration, journaling: Bool) {
         self.configuration = configuration
         recordsTranscripts = configuration.transcriptDirectory != nil
+        tracing = configuration.tracing
         self.journaling = journaling
         heartbeat = configuration.heartbeatInterval.nanoseconds
         workerExpiry = heartbeat * UInt64(max(1, configuration.heartbeatLiveness))
