@@ -2,6 +2,7 @@ import ArgumentParser
 import ConciergeCommandLine
 import ConciergeGateway
 import ConciergeHTTP
+import ConciergeTracing
 import Foundation
 import IntentClient
 import Logging
@@ -34,12 +35,16 @@ struct GatewayCommand: AsyncParsableCommand {
         try configuration.listen.checkBindable()
         let metrics = MetricsRegistry()
         let registry = metrics.registry
+        let exporter = try TracingBootstrap.bootstrap(
+            TracingConfiguration(enabled: configuration.tracing, serviceName: "concierge-gateway"), logger: logger)
         let gateway = try Gateway(
             configuration: configuration, logger: logger, metricsFactory: metrics.factory,
             metricsText: { registry.emitToBuffer() })
+        // On SIGTERM the gateway drains first; the span exporter stops last, so that it sends the last spans.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = exporter.map { [.init(service: $0)] } ?? []
+        services.append(.init(service: gateway))
         let group = ServiceGroup(
-            configuration: .init(
-                services: [.init(service: gateway)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 }

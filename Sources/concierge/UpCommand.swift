@@ -149,7 +149,7 @@ struct UpCommand: AsyncParsableCommand {
                     service: try Gateway(
                         configuration: GatewayConfiguration(
                             brokerEndpoints: [brokerService.frontendEndpoint], listen: listen,
-                            heartbeatInterval: .milliseconds(broker.heartbeatMs)),
+                            heartbeatInterval: .milliseconds(broker.heartbeatMs), tracing: worker.tracing),
                         logger: Logger(label: "concierge.gateway"), metricsFactory: metrics?.factory,
                         metricsText: { registry?.emitToBuffer() ?? [] })))
         }
