@@ -488,3 +488,25 @@ def test_tls_client_certificates(run_dir, spawn, gw, tmp_path):
         assert https.post("/v1/requests", json=echo("mutual")).status_code == 200
     with pytest.raises(httpx.TransportError):
         httpx.get(gateway.url + "/livez", verify=ssl.create_default_context(cafile=str(cert)), timeout=5)
+
+
+def test_a_broker_restart_ends_a_lost_request_and_the_gateway_goes_on(run_dir, spawn):
+    """The broker dies with a request in flight and comes back without it: the client's STATUS sweep ends the
+    request broker-restarted (502), and new requests are served again."""
+    broker = spawn.broker(heartbeat_ms=250)
+    spawn.worker(broker, heartbeat_ms=250)
+    gateway = Gateway("gwrestart", run_dir, broker.frontend, heartbeat_ms=250)
+    spawn.procs.append(gateway.proc)
+    gateway.wait_ready()
+    with httpx.Client(base_url=gateway.url, timeout=30) as http:
+        r = http.post("/v1/requests", params={"deadline_ms": 20}, json=echo(delayMs=20000))
+        assert r.status_code == 202
+        broker.proc.kill_group()
+        broker.proc.wait(5)
+        again = cluster.Broker(broker.name, run_dir, {"heartbeat-ms": 250, "startup-grace-ms": 100})
+        spawn.procs.append(again.proc)
+        again.wait_ready()
+        body = problem(http.get(r.headers["location"], params={"wait": 20}), 502, "broker-restarted")
+        assert body["requestId"] == r.headers["concierge-request-id"]
+        spawn.worker(again, heartbeat_ms=250)
+        assert http.post("/v1/requests", json=echo("back")).status_code == 200
