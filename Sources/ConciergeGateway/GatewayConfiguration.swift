@@ -1,10 +1,90 @@
+public import ConciergeHTTP
+import IntentClient
+public import ZeroMQ
+
 /// How `concierge gateway` listens and which brokers it talks to (Docs/GATEWAY.md).
 public struct GatewayConfiguration: Sendable {
     /// The broker endpoints, in failover order.
     public var brokerEndpoints: [String]
+    /// Where the gateway listens (`127.0.0.1:8080`; port 0 picks one).
+    public var listen: HTTPEndpoint
+    /// TLS: the certificate chain and private key files (PEM); nil: plain HTTP (loopback only, unless
+    /// ``insecureListen``).
+    public var tls: GatewayTLS?
+    /// Bearer tokens and the identity each one stands for; nil: no authentication (every caller is
+    /// ``GatewayIdentity/anonymous``).
+    public var tokens: [String: String]?
+    /// The largest request body accepted (larger ones are answered 413 `body-too-large`).
+    public var maxBodyBytes: Int
+    /// On SIGTERM, how long open streams and long polls get to see their request's ending before they are answered
+    /// `shutting-down`.
+    public var drainTimeout: Duration
+    /// How long the gateway remembers a request's ending for `GET /v1/requests/{id}` (the broker keeps it too, for
+    /// its result time to live).
+    public var endingTimeToLive: Duration
+    /// Answer cross-origin requests from this origin (`*` for any): for browsers' `fetch` and `EventSource`.
+    public var corsOrigin: String?
+    /// CURVE keys for the broker connection (nil: none).
+    public var curve: CurveClientKeys?
+    /// The client heartbeat interval (must match the broker's).
+    public var heartbeatInterval: Duration
+    /// Open a server span `POST /v1/requests` per request (Docs/TRACING.md); off: trace headers are passed through.
+    public var tracing: Bool
+    /// The comment line sent on idle event streams, so that a vanished reader is noticed.
+    public var keepAliveInterval: Duration
 
-    /// Creates a configuration.
-    public init(brokerEndpoints: [String]) {
+    /// Creates a configuration; defaults as `concierge gateway` documents them.
+    public init(
+        brokerEndpoints: [String],
+        listen: HTTPEndpoint = HTTPEndpoint(host: "127.0.0.1", port: 8080),
+        tls: GatewayTLS? = nil,
+        tokens: [String: String]? = nil,
+        maxBodyBytes: Int = 1 << 20,
+        drainTimeout: Duration = .seconds(10),
+        endingTimeToLive: Duration = .seconds(300),
+        corsOrigin: String? = nil,
+        curve: CurveClientKeys? = nil,
+        heartbeatInterval: Duration = .seconds(1),
+        tracing: Bool = false,
+        keepAliveInterval: Duration = .seconds(15)
+    ) {
         self.brokerEndpoints = brokerEndpoints
+        self.listen = listen
+        self.tls = tls
+        self.tokens = tokens
+        self.maxBodyBytes = maxBodyBytes
+        self.drainTimeout = drainTimeout
+        self.endingTimeToLive = endingTimeToLive
+        self.corsOrigin = corsOrigin
+        self.curve = curve
+        self.heartbeatInterval = heartbeatInterval
+        self.tracing = tracing
+        self.keepAliveInterval = keepAliveInterval
+    }
+
+    /// The client configuration of one identity: its own routing id, so that the broker scopes its requests
+    /// (STATUS, CANCEL) and conversations apart from every other identity's.
+    func clientConfiguration(for identity: GatewayIdentity) -> ClientConfiguration {
+        let suffix = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        return ClientConfiguration(
+            brokerEndpoints: brokerEndpoints, routingID: "gateway-\(identity.name.prefix(64))-\(suffix)",
+            heartbeatInterval: heartbeatInterval, curve: curve)
+    }
+}
+
+/// The gateway's TLS files.
+public struct GatewayTLS: Sendable, Hashable {
+    /// The certificate chain (PEM).
+    public var certificateFile: String
+    /// The private key (PEM).
+    public var privateKeyFile: String
+    /// When set, clients must present a certificate signed by one of these CAs (PEM).
+    public var clientCAFile: String?
+
+    /// Creates the TLS settings.
+    public init(certificateFile: String, privateKeyFile: String, clientCAFile: String? = nil) {
+        self.certificateFile = certificateFile
+        self.privateKeyFile = privateKeyFile
+        self.clientCAFile = clientCAFile
     }
 }

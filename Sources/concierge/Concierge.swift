@@ -8,7 +8,7 @@ struct Concierge: AsyncParsableCommand {
         abstract: "SiriKit's intent lifecycle on your servers: a ZeroMQ broker and a pool of intent workers.",
         subcommands: [
             UpCommand.self, BrokerCommand.self, WorkerCommand.self, PoolCommand.self, ScaleCommand.self,
-            SendCommand.self, ReplayCommand.self,
+            SendCommand.self, ReplayCommand.self, GatewayCommand.self,
             LoadCommand.self, KeygenCommand.self, JournalCommand.self, TopCommand.self, IntentsCommand.self,
         ]
     )

@@ -1,10 +1,12 @@
 import ArgumentParser
 import ConciergeCommandLine
+import ConciergeGateway
 import ConciergeHTTP
 import ConciergeTracing
 import IntentBroker
 import IntentPool
 import Logging
+import Prometheus
 import ServiceLifecycle
 import UnixSignals
 import ZeroMQ
@@ -38,7 +40,21 @@ struct UpCommand: AsyncParsableCommand {
     )
     var workerSecretKey: String?
 
+    @Flag(help: "Also serve the HTTP/JSON gateway (Docs/GATEWAY.md) on --gateway-listen.")
+    var gateway = false
+
+    @Option(help: ArgumentHelp("With --gateway, where it listens (loopback only).", valueName: "host:port"))
+    var gatewayListen: String = "127.0.0.1:8080"
+
     func validate() throws {
+        if gateway {
+            guard security.curveSecretKey == nil else {
+                throw ValidationError("--gateway runs without CURVE: with CURVE, run `concierge gateway` with its keys")
+            }
+            guard let endpoint = try? HTTPEndpoint(parsing: gatewayListen), endpoint.isLoopback else {
+                throw ValidationError("--gateway-listen takes a loopback HOST:PORT (for more, run `concierge gateway`)")
+            }
+        }
         let workerKeysGiven = curveServerKey != nil && workerSecretKey != nil
         if security.curveSecretKey != nil && !workerKeysGiven {
             throw ValidationError(
@@ -107,7 +123,8 @@ struct UpCommand: AsyncParsableCommand {
                 "control": "\(pool.control)",
             ]
         )
-        // The pool stops first (workers drain while the broker still answers), then the broker, then /livez.
+        // The gateway stops first (its streams end while workers still run), then the pool (workers drain while the
+        // broker still answers), then the broker, then /livez, then the span exporter (it sends the last spans).
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = exporter.map { [.init(service: $0)] } ?? []
         if let endpoint, let metrics {
             let health = brokerService.health
@@ -123,6 +140,19 @@ struct UpCommand: AsyncParsableCommand {
                 .init(service: PoolMetricsService(pool: poolService, metrics: metrics, autoscaling: autoscale != nil)))
         }
         services.append(.init(service: poolService))
+        if gateway {
+            let listen = try HTTPEndpoint(parsing: gatewayListen)
+            try listen.checkBindable()
+            let registry = metrics?.registry
+            services.append(
+                .init(
+                    service: try Gateway(
+                        configuration: GatewayConfiguration(
+                            brokerEndpoints: [brokerService.frontendEndpoint], listen: listen,
+                            heartbeatInterval: .milliseconds(broker.heartbeatMs), tracing: worker.tracing),
+                        logger: Logger(label: "concierge.gateway"), metricsFactory: metrics?.factory,
+                        metricsText: { registry?.emitToBuffer() ?? [] })))
+        }
         let group = ServiceGroup(
             configuration: .init(
                 services: services,

@@ -1,0 +1,38 @@
+import Metrics
+
+/// The gateway's metrics (Prometheus names in Docs/GATEWAY.md).
+struct GatewayMetrics: Sendable {
+    private let factory: (any MetricsFactory)?
+    private let streams: Gauge?
+    private let answers: [Int: Counter]
+
+    init(factory: (any MetricsFactory)?) {
+        self.factory = factory
+        guard let factory else {
+            streams = nil
+            answers = [:]
+            return
+        }
+        streams = Gauge(label: "concierge_gateway_open_streams", factory: factory)
+        var answers: [Int: Counter] = [:]
+        for status in [200, 201, 202, 400, 401, 404, 405, 406, 409, 413, 415, 422, 429, 500, 501, 502, 503, 504] {
+            answers[status] = Counter(
+                label: "concierge_gateway_responses_total", dimensions: [("status", String(status))],
+                factory: factory)
+        }
+        self.answers = answers
+    }
+
+    func answered(status: Int) {
+        if let counter = answers[status] {
+            counter.increment()
+        } else if let factory {
+            Counter(
+                label: "concierge_gateway_responses_total", dimensions: [("status", String(status))], factory: factory
+            )
+            .increment()
+        }
+    }
+
+    func openStreams(_ count: Int) { streams?.record(count) }
+}

@@ -1,0 +1,76 @@
+import ConciergeJSON
+import HTTPTypes
+import Hummingbird
+import IntentClient
+import IntentWire
+import Tracing
+
+extension TraceContext {
+    /// The W3C trace context of an HTTP request's `traceparent` and `tracestate` headers. An invalid
+    /// `traceparent` is ignored (nil: W3C Trace Context Level 1 says a receiver then starts a new trace, so it is
+    /// not an error); an invalid `tracestate` alone is dropped, keeping the trace id and parent.
+    static func incoming(_ headers: HTTPFields) -> TraceContext? {
+        incoming(traceparent: headers[GatewayHeaders.traceparent], tracestate: headers[GatewayHeaders.tracestate])
+    }
+
+    static func incoming(traceparent: String?, tracestate: String?) -> TraceContext? {
+        guard let traceparent else { return nil }
+        return (try? TraceContext(traceparent: traceparent, tracestate: tracestate ?? ""))
+            ?? (try? TraceContext(traceparent: traceparent))
+    }
+}
+
+/// Where a request's trace goes: the one place that knows how the gateway hands a trace context to the client.
+enum GatewayTrace {
+    /// Sends the request. Without gateway tracing, `trace` (the caller's headers) goes to the broker unchanged;
+    /// with it, a server span `POST /v1/requests` whose parent is `trace` is open until the request ends, and the
+    /// broker gets the span's context.
+    ///
+    /// The client's `traceContext:` parameter (CIPC04) carries the context; without one (no header, no tracing) the
+    /// request goes out in its older version, as before tracing.
+    static func send(
+        client: ConciergeClient, intentType: String, phase: RequestPhase, body: [UInt8], deadline: Duration?,
+        requestID: String, idempotencyKey: String?, trace: TraceContext?, tracing: Bool
+    ) -> (stream: ConciergeClient.ReplyStream, span: (any Span)?) {
+        var span: (any Span)?
+        var outgoing = trace
+        if tracing {
+            var parent = ServiceContext.topLevel
+            if let trace {
+                let carrier = ["traceparent": trace.traceparent, "tracestate": trace.tracestate]
+                InstrumentationSystem.instrument.extract(carrier, into: &parent, using: DictionaryExtractor())
+            }
+            let started = InstrumentationSystem.tracer.startSpan(
+                "POST /v1/requests", context: parent, ofKind: .server)
+            started.attributes["concierge.request_id"] = requestID
+            started.attributes["concierge.intent_type"] = intentType
+            started.attributes["concierge.phase"] = phase.rawValue
+            var carrier: [String: String] = [:]
+            InstrumentationSystem.instrument.inject(started.context, into: &carrier, using: DictionaryInjector())
+            // No tracer bootstrapped (nothing injected): the caller's context still goes on.
+            outgoing =
+                TraceContext.incoming(traceparent: carrier["traceparent"], tracestate: carrier["tracestate"]) ?? trace
+            span = started
+        }
+        let stream = client.send(
+            intentType: intentType, phase: phase, body: body, deadline: deadline, requestID: requestID,
+            idempotencyKey: idempotencyKey, traceContext: outgoing)
+        return (stream, span)
+    }
+
+    /// Ends the span of a request with its outcome.
+    static func end(_ span: (any Span)?, outcome: String) {
+        guard let span else { return }
+        span.attributes["concierge.outcome"] = outcome
+        if outcome != "final" { span.setStatus(SpanStatus(code: .error, message: outcome)) }
+        span.end()
+    }
+}
+
+private struct DictionaryExtractor: Extractor {
+    func extract(key: String, from carrier: [String: String]) -> String? { carrier[key] }
+}
+
+private struct DictionaryInjector: Injector {
+    func inject(_ value: String, forKey key: String, into carrier: inout [String: String]) { carrier[key] = value }
+}

@@ -1,0 +1,59 @@
+import HTTPTypes
+import Hummingbird
+
+/// Turns every error of a route into a problem document (and counts every answer): a ``GatewayProblem`` as it is,
+/// Hummingbird's own errors (no such route, a body over its limit) by their status, anything else as `internal`.
+struct ProblemMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let metrics: GatewayMetrics
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch let problem as GatewayProblem {
+            response = problem.response(headers: Self.headers(for: problem))
+        } catch let error as HTTPError where error.status.code == 404 && !Self.allowed(request.uri.path).isEmpty {
+            // The path is a route, the method is not one of its own.
+            let allowed = Self.allowed(request.uri.path)
+            let problem = GatewayProblem(
+                code: "method-not-allowed", detail: "\(request.uri.path) answers \(allowed)")
+            response = problem.response(headers: [.allow: allowed])
+        } catch let error as HTTPError {
+            let code: String =
+                switch error.status.code {
+                case 404: "not-found"
+                case 405: "method-not-allowed"
+                case 413: "body-too-large"
+                case 415: "unsupported-media-type"
+                case 400..<500: "bad-request"
+                default: "internal"
+                }
+            let problem = GatewayProblem(code: code, detail: error.body ?? error.status.reasonPhrase)
+            response = problem.response(headers: Self.headers(for: problem))
+        } catch {
+            response = GatewayProblem(code: "internal", detail: "\(error)").response()
+        }
+        metrics.answered(status: response.status.code)
+        return response
+    }
+
+    /// The methods of the route `path` matches (empty: no route).
+    static func allowed(_ path: String) -> String {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        if parts.contains("") { return "" }
+        switch parts.count {
+        case 1: return ["livez", "readyz", "metrics"].contains(parts[0]) ? "GET" : ""
+        case 2: return parts[0] == "v1" && ["requests", "conversations"].contains(parts[1]) ? "POST" : ""
+        case 3: return parts[0] == "v1" && ["requests", "conversations"].contains(parts[1]) ? "GET, DELETE" : ""
+        case 4: return parts[0] == "v1" && parts[1] == "conversations" && parts[3] == "turns" ? "POST" : ""
+        default: return ""
+        }
+    }
+
+    private static func headers(for problem: GatewayProblem) -> HTTPFields {
+        problem.code == "unauthorized" ? [.wwwAuthenticate: "Bearer realm=\"concierge\""] : [:]
+    }
+}

@@ -1,0 +1,144 @@
+import ConciergeJSON
+import HTTPTypes
+import Hummingbird
+import IntentWire
+
+/// Reading what a caller sent: the body (its media type, its size, JSON), the headers and query parameters.
+/// Each function throws the ``GatewayProblem`` the caller gets.
+enum RequestInput {
+    /// The body as JSON: its media type must be `application/json` (or `+json`), it must fit in `limit` bytes,
+    /// and it must parse.
+    static func json(_ request: Request, limit: Int) async throws -> JSONValue {
+        let type = mediaType(request.headers[.contentType])
+        guard type == "application/json" || type.hasSuffix("+json") else {
+            throw GatewayProblem(
+                code: "unsupported-media-type",
+                detail: "the body must be application/json, not \(request.headers[.contentType] ?? "none given")")
+        }
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+            throw tooLarge(limit)
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: limit)
+        } catch {
+            throw tooLarge(limit)
+        }
+        do {
+            return try JSONValue.parse(Array(buffer.readableBytesView))
+        } catch {
+            throw GatewayProblem(code: "bad-json", detail: "the body is not valid JSON: \(error)")
+        }
+    }
+
+    private static func tooLarge(_ limit: Int) -> GatewayProblem {
+        GatewayProblem(code: "body-too-large", detail: "the body is larger than this gateway's limit of \(limit) bytes")
+    }
+
+    /// `type/subtype` of a `Content-Type` value, lowercased, without parameters.
+    static func mediaType(_ value: String?) -> String {
+        guard let value else { return "" }
+        let type = value.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
+        return type.trimmingSpaces.lowercased()
+    }
+
+    /// Whether the caller asks for server-sent events.
+    static func wantsEventStream(_ request: Request) -> Bool {
+        guard let accept = request.headers[.accept] else { return false }
+        return accept.split(separator: ",").contains { mediaType(String($0)) == "text/event-stream" }
+    }
+
+    /// The Interaction of a request body: an object with an `"intent"` object whose `"type"` is a non-empty string.
+    static func interaction(_ json: JSONValue) throws(GatewayProblem) -> (body: JSONValue, intentType: String) {
+        guard json.objectValue != nil else {
+            throw GatewayProblem(
+                code: "bad-interaction", detail: "the body must be an Interaction object: {\"intent\": {\"type\": ...}}"
+            )
+        }
+        guard let intent = json["intent"], intent.objectValue != nil else {
+            throw GatewayProblem(
+                code: "bad-interaction",
+                detail: "the Interaction has no \"intent\" object: {\"intent\": {\"type\": ...}}")
+        }
+        guard let type = intent["type"]?.stringValue, !type.isEmpty, type.utf8.count <= 255 else {
+            throw GatewayProblem(
+                code: "bad-interaction", detail: "the intent has no \"type\" (a string of 1 to 255 bytes)")
+        }
+        if let identifier = intent["identifier"], identifier.stringValue == nil {
+            throw GatewayProblem(code: "bad-interaction", detail: "the intent's \"identifier\" must be a string")
+        }
+        if let parameters = intent["parameters"], parameters.objectValue == nil {
+            throw GatewayProblem(code: "bad-interaction", detail: "the intent's \"parameters\" must be an object")
+        }
+        for key in ["resolve", "confirm", "handle"] where json[key] != nil && json[key]?.objectValue == nil {
+            throw GatewayProblem(code: "bad-interaction", detail: "the Interaction's \"\(key)\" must be an object")
+        }
+        return (json, type)
+    }
+
+    /// The phase (`?phase=`), lifecycle when not given.
+    static func phase(_ request: Request) throws(GatewayProblem) -> RequestPhase {
+        guard let text = request.uri.queryParameters["phase"].map(String.init) else { return .lifecycle }
+        guard let phase = RequestPhase(rawValue: text) else {
+            throw GatewayProblem(
+                code: "bad-phase",
+                detail: "phase must be resolve, confirm, handle or lifecycle, not \"\(text.prefix(64))\"")
+        }
+        return phase
+    }
+
+    /// The first-reply deadline: `Concierge-Deadline` (it wins) or `?deadline_ms=`, 10 to 60000 ms; nil: the
+    /// broker's.
+    static func deadline(_ request: Request) throws(GatewayProblem) -> Duration? {
+        // Both are checked when both are given: a bad value is never silently overridden.
+        let header = try milliseconds(request.headers[GatewayHeaders.deadline])
+        let query = try milliseconds(request.uri.queryParameters["deadline_ms"].map(String.init))
+        return (header ?? query).map { .milliseconds($0) }
+    }
+
+    private static func milliseconds(_ text: String?) throws(GatewayProblem) -> Int? {
+        guard let text else { return nil }
+        guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int(text), (10...60000).contains(value)
+        else {
+            throw GatewayProblem(
+                code: "bad-deadline",
+                detail: "the deadline is a whole number of milliseconds from 10 to 60000, not \"\(text.prefix(64))\"")
+        }
+        return value
+    }
+
+    /// `Idempotency-Key`: 1 to 255 bytes; nil when not given.
+    static func idempotencyKey(_ request: Request) throws(GatewayProblem) -> String? {
+        guard let key = request.headers[GatewayHeaders.idempotencyKey] else { return nil }
+        guard (1...CIP.maxIdempotencyKeyLength).contains(key.utf8.count),
+            key.utf8.allSatisfy({ (0x20...0x7E).contains($0) })
+        else {
+            throw GatewayProblem(
+                code: "bad-idempotency-key", detail: "Idempotency-Key takes 1 to 255 bytes of printable ASCII")
+        }
+        return key
+    }
+
+    /// `?wait=` seconds of a long poll, 0 to 30 (fractions allowed); 0 when not given.
+    static func wait(_ request: Request) throws(GatewayProblem) -> Duration {
+        guard let text = request.uri.queryParameters["wait"].map(String.init) else { return .zero }
+        guard let seconds = Double(text), seconds.isFinite, (0...30).contains(seconds) else {
+            throw GatewayProblem(code: "bad-wait", detail: "wait takes 0 to 30 seconds, not \"\(text.prefix(64))\"")
+        }
+        return .milliseconds(Int((seconds * 1000).rounded()))
+    }
+
+    /// The `{id}` of a route: 1 to 255 bytes.
+    static func pathID(_ context: BasicRequestContext, code: String) throws(GatewayProblem) -> String {
+        guard let id = context.parameters.get("id"), (1...255).contains(id.utf8.count) else {
+            throw GatewayProblem(code: code, detail: "an id has 1 to 255 bytes")
+        }
+        return id
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}
