@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from . import machine, procedures, wire
+from . import machine, procedures
 from ._base import ClientBase
 from .errors import ClientError
 from .procedures import Attempt, Op, Outcome, Query, Sleep
@@ -141,14 +141,9 @@ class AsyncClient(ClientBase):
         timeout: float | None = None,
     ) -> ConversationTurn:
         """See :meth:`Client.start_conversation`."""
-        cid = id or procedures.new_conversation_id()
-        body = wire.encode_body({"intent": dict(intent)})
-        itype = intent.get("type")
-        proc = procedures.turn(
-            self.make_request_id, self._ledger, cid, True, itype if isinstance(itype, str) else None, body,
-            procedures.turn_flags(record, confirm), deadline, retry,
-            procedures.trace_context(traceparent, tracestate),
-        )  # fmt: skip
+        proc = procedures.first_turn(
+            self.make_request_id, self._ledger, intent, id, record, confirm, deadline, retry, traceparent, tracestate
+        )
         return await asyncio.wait_for(self._run(proc, on_progress), timeout)
 
     async def send_answers(
@@ -164,10 +159,9 @@ class AsyncClient(ClientBase):
         timeout: float | None = None,
     ) -> ConversationTurn:
         """See :meth:`Client.send_answers`."""
-        proc = procedures.turn(
-            self.make_request_id, self._ledger, conversation, False, None, procedures.answers_body(answers), "",
-            deadline, retry, procedures.trace_context(traceparent, tracestate),
-        )  # fmt: skip
+        proc = procedures.answer_turn(
+            self.make_request_id, self._ledger, conversation, answers, deadline, retry, traceparent, tracestate
+        )
         return await asyncio.wait_for(self._run(proc, on_progress), timeout)
 
     async def answer(self, conversation: str, parameter: str, value: Any, **kw: Any) -> ConversationTurn:
@@ -182,8 +176,7 @@ class AsyncClient(ClientBase):
         self, conversation: str, yes: bool, parameter: str | None = None, **kw: Any
     ) -> ConversationTurn:
         """See :meth:`Client.confirm`."""
-        answer: dict[str, Any] = {"confirm": yes} if parameter is None else {"parameter": parameter, "confirm": yes}
-        return await self.send_answers(conversation, [answer], **kw)
+        return await self.send_answers(conversation, [procedures.confirm_answer(yes, parameter)], **kw)
 
     async def conversation(self, id: str, *, timeout: float | None = None) -> ConversationState:
         """See :meth:`Client.conversation`."""

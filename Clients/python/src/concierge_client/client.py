@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from . import machine, procedures, wire
+from . import machine, procedures
 from ._base import ClientBase
 from .errors import ClientError
 from .procedures import Attempt, Op, Outcome, Query, Sleep
@@ -141,14 +141,9 @@ class Client(ClientBase):
     ) -> ConversationTurn:
         """Starts a conversation (turn 1 runs the lifecycle). Turns retry by default: a turn sent again with its
         number never runs twice. The broker's errors are raised as ClientError with its code."""
-        cid = id or procedures.new_conversation_id()
-        body = wire.encode_body({"intent": dict(intent)})
-        itype = intent.get("type")
-        proc = procedures.turn(
-            self.make_request_id, self._ledger, cid, True, itype if isinstance(itype, str) else None, body,
-            procedures.turn_flags(record, confirm), deadline, retry,
-            procedures.trace_context(traceparent, tracestate),
-        )  # fmt: skip
+        proc = procedures.first_turn(
+            self.make_request_id, self._ledger, intent, id, record, confirm, deadline, retry, traceparent, tracestate
+        )
         return self._run(proc, on_progress, _deadline(timeout))
 
     def send_answers(
@@ -164,10 +159,9 @@ class Client(ClientBase):
         timeout: float | None = None,
     ) -> ConversationTurn:
         """Sends Answer objects (PROTOCOL.md 4.11.2, applied in order) as the conversation's next turn."""
-        proc = procedures.turn(
-            self.make_request_id, self._ledger, conversation, False, None, procedures.answers_body(answers), "",
-            deadline, retry, procedures.trace_context(traceparent, tracestate),
-        )  # fmt: skip
+        proc = procedures.answer_turn(
+            self.make_request_id, self._ledger, conversation, answers, deadline, retry, traceparent, tracestate
+        )
         return self._run(proc, on_progress, _deadline(timeout))
 
     def answer(self, conversation: str, parameter: str, value: Any, **kw: Any) -> ConversationTurn:
@@ -180,8 +174,7 @@ class Client(ClientBase):
 
     def confirm(self, conversation: str, yes: bool, parameter: str | None = None, **kw: Any) -> ConversationTurn:
         """Yes or no to ``parameter``'s confirmation request, or (no parameter) to the whole intent."""
-        answer: dict[str, Any] = {"confirm": yes} if parameter is None else {"parameter": parameter, "confirm": yes}
-        return self.send_answers(conversation, [answer], **kw)
+        return self.send_answers(conversation, [procedures.confirm_answer(yes, parameter)], **kw)
 
     def conversation(self, id: str, *, timeout: float | None = None) -> ConversationState:
         """Reads a conversation (CONVERSATION)."""

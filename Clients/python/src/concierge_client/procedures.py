@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -205,3 +205,46 @@ def turn(
 
 def turn_flags(record: bool, confirm: bool) -> str:
     return " ".join(word for word, on in (("record", record), ("confirm", confirm)) if on)
+
+
+def first_turn(
+    make_request_id: Callable[[], str],
+    ledger: Ledger,
+    intent: Mapping[str, Any],
+    cid: str | None,
+    record: bool,
+    confirm: bool,
+    deadline: float | None,
+    retry: RetryPolicy | None,
+    traceparent: str | None,
+    tracestate: str | None,
+) -> Generator[Op, Outcome | None, ConversationTurn]:
+    """Turn 1 of a conversation (id ``cid``, or a new one): the intent as an Interaction, the flags."""
+    itype = intent.get("type")
+    return turn(
+        make_request_id, ledger, cid or new_conversation_id(), True, itype if isinstance(itype, str) else None,
+        wire.encode_body({"intent": dict(intent)}), turn_flags(record, confirm), deadline, retry,
+        trace_context(traceparent, tracestate),
+    )  # fmt: skip
+
+
+def answer_turn(
+    make_request_id: Callable[[], str],
+    ledger: Ledger,
+    cid: str,
+    answers: Sequence[Mapping[str, Any]],
+    deadline: float | None,
+    retry: RetryPolicy | None,
+    traceparent: str | None,
+    tracestate: str | None,
+) -> Generator[Op, Outcome | None, ConversationTurn]:
+    """A later turn of conversation ``cid``: Answer objects (PROTOCOL.md 4.11.2), applied in order."""
+    return turn(
+        make_request_id, ledger, cid, False, None, answers_body(answers), "", deadline, retry,
+        trace_context(traceparent, tracestate),
+    )  # fmt: skip
+
+
+def confirm_answer(yes: bool, parameter: str | None) -> dict[str, Any]:
+    """Yes or no to ``parameter``'s confirmation request, or (no parameter) to the whole intent."""
+    return {"confirm": yes} if parameter is None else {"parameter": parameter, "confirm": yes}
