@@ -34,5 +34,13 @@ struct GatewayMetrics: Sendable {
         }
     }
 
+    /// How long a route took to answer (to its response head: for an event stream, its first reply), by route.
+    func took(_ duration: Duration, route: String) {
+        guard let factory else { return }
+        Timer(label: "concierge_gateway_response_seconds", dimensions: [("route", route)], factory: factory)
+            .recordNanoseconds(
+                duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
     func openStreams(_ count: Int) { streams?.record(count) }
 }

@@ -10,6 +10,7 @@ struct ProblemMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
+        let started = ContinuousClock.now
         let response: Response
         do {
             response = try await next(request, context)
@@ -37,6 +38,7 @@ struct ProblemMiddleware: RouterMiddleware {
             response = GatewayProblem(code: "internal", detail: "\(error)").response()
         }
         metrics.answered(status: response.status.code)
+        metrics.took(ContinuousClock.now - started, route: Self.route(request.uri.path))
         return response
     }
 
@@ -50,6 +52,19 @@ struct ProblemMiddleware: RouterMiddleware {
         case 3: return parts[0] == "v1" && ["requests", "conversations"].contains(parts[1]) ? "GET, DELETE" : ""
         case 4: return parts[0] == "v1" && parts[1] == "conversations" && parts[3] == "turns" ? "POST" : ""
         default: return ""
+        }
+    }
+
+    /// The route's name in metrics: the documented path with its ids left out (`other` for any other path, so that
+    /// a scan of random paths cannot make new series).
+    static func route(_ path: String) -> String {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        switch (parts.count, allowed(path)) {
+        case (_, ""): return "other"
+        case (1, _): return "/" + parts[0]
+        case (2, _): return "/v1/" + parts[1]
+        case (3, _): return "/v1/\(parts[1])/{id}"
+        default: return "/v1/conversations/{id}/turns"
         }
     }
 

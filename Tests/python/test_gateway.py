@@ -297,6 +297,29 @@ def test_conversation_through_http(http):
     problem(http.get("/v1/conversations/c-never"), 404, "unknown-conversation")
 
 
+def metric(gw, name: str, labels: str) -> float:
+    """The value of the series `name{labels}` in the gateway's /metrics (0 when it is absent)."""
+    for line in httpx.get(gw.url + "/metrics", timeout=5).text.splitlines():
+        if line.startswith(f"{name}{{{labels}}} "):
+            return float(line.split()[1])
+    return 0.0
+
+
+def test_metrics_count_answers_by_status_and_time_them_by_route(http, gw):
+    """Each answer is counted by status and timed by route; ids and unknown paths do not make series of their own."""
+    ok = metric(gw, "concierge_gateway_responses_total", 'status="200"')
+    timed = metric(gw, "concierge_gateway_response_seconds_count", 'route="/v1/requests"')
+    other = metric(gw, "concierge_gateway_response_seconds_count", 'route="other"')
+    assert http.post("/v1/requests", params={"phase": "handle"}, json=echo("metrics")).status_code == 200
+    problem(http.get("/v1/no-such-route-7f3a"), 404, "not-found")
+    problem(http.get("/v1/requests/never-sent-7f3a"), 404, "unknown-request")
+    assert metric(gw, "concierge_gateway_responses_total", 'status="200"') >= ok + 1
+    assert metric(gw, "concierge_gateway_response_seconds_count", 'route="/v1/requests"') >= timed + 1
+    assert metric(gw, "concierge_gateway_response_seconds_count", 'route="other"') >= other + 1
+    assert metric(gw, "concierge_gateway_response_seconds_count", 'route="/v1/requests/{id}"') >= 1
+    assert "never-sent-7f3a" not in httpx.get(gw.url + "/metrics", timeout=5).text
+
+
 def open_streams(gw) -> float:
     for line in httpx.get(gw.url + "/metrics", timeout=5).text.splitlines():
         if line.startswith("concierge_gateway_open_streams "):
