@@ -82,7 +82,9 @@ final class ClientCore: @unchecked Sendable {
             }
             let now = MonotonicTime.now()
             let wakeAt = machine.wakeTime
-            let timeout = wakeAt > now ? Int((wakeAt - now) / 1_000_000) + 1 : 0
+            // At most a minute at a time: an idle machine has nothing to wake for (wakeTime is far off), and a
+            // caller's command wakes the loop through `wake` anyway.
+            let timeout = wakeAt > now ? Int(min((wakeAt - now) / 1_000_000, 60_000)) + 1 : 0
             _ = try? poller.poll(timeoutMilliseconds: timeout)
             if poller.isReadable(wakeIndex) { wake.drain() }
             if poller.isReadable(monitorIndex) {

@@ -149,8 +149,12 @@ struct ClientStateMachine<Stream, Waiter, PingWaiter> {
     private var liveness: UInt64 { UInt64(max(1, configuration.heartbeatLiveness)) }
 
     /// When the loop must give the machine its next turn (``tick(now:connection:)``) if nothing happens before.
+    ///
+    /// The heartbeat's time counts only while something waits for the broker (an idle client sends no PING and
+    /// watches no silence, ``tick(now:connection:)``): were it counted when idle, it would pass after one interval and
+    /// stay past, and the loop would never sleep again.
     var wakeTime: UInt64 {
-        var wakeAt = max(lastHeard, lastPing) + interval
+        var wakeAt = isBusy ? max(lastHeard, lastPing) + interval : UInt64.max
         if let deadline = rotation.moveDeadline { wakeAt = min(wakeAt, deadline) }
         if let lostSince { wakeAt = min(wakeAt, lostSince + configuration.reconnectTimeout.nanoseconds) }
         return wakeAt

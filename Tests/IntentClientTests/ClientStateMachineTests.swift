@@ -155,6 +155,23 @@ import Testing
         #expect(machine.pending["r1"] != nil)
     }
 
+    // MARK: Idle
+
+    @Test mutating func anIdleClientHasNothingToWakeForAndABusyOneWakesForItsHeartbeat() {
+        event(.handshakeSucceeded)
+        // Idle long after the last message heard: no heartbeat is due (the loop would otherwise spin at once).
+        let later = Self.start + 30 * Self.second
+        machine.tick(now: later, connection: &connection)
+        #expect(machine.wakeTime > later + 60 * Self.second)
+        #expect(connection.take().isEmpty)
+        // A request makes it busy: it wakes one heartbeat interval after now to PING a silent broker.
+        send("r1", stream: 1, at: later)
+        _ = connection.take()
+        #expect(machine.wakeTime == later + Self.second)
+        machine.tick(now: later + Self.second, connection: &connection)
+        #expect(connection.take() == ["CIPC01 PING"])
+    }
+
     // MARK: Reconnecting and the sweep
 
     @Test mutating func afterAReconnectTheClientAsksStatusAboutEveryRequestSentOnTheLostConnection() {
