@@ -81,6 +81,19 @@ def send(m: Machine, c: FakeConnection, rid: str, now: float = 0.0, serial: int 
     return sink
 
 
+def test_an_idle_client_has_nothing_to_wake_for_and_a_busy_one_wakes_for_its_heartbeat():
+    """Idle long after the last message heard, no heartbeat is due (else the driver's poll would spin); a request
+    makes one due an interval later, and the tick then sends PING."""
+    m, c = connected(heartbeat=1.0)
+    m.tick(30.0, c)
+    assert m.wake_time > 90.0 and c.sent == []
+    m.before_commands(30.0)  # as the driver does before a caller's commands
+    send(m, c, "r", now=30.0)
+    assert m.wake_time == 31.0
+    m.tick(31.0, c)
+    assert c.commands(b"PING")
+
+
 def test_after_a_reconnect_the_sweep_asks_status_and_settles_each_request_once():
     m, c = connected()
     lost, known, ended = send(m, c, "lost"), send(m, c, "known", serial=2), send(m, c, "ended", serial=3)

@@ -204,7 +204,8 @@ class Driver:
                 closed = False
                 while conn.socket is socket:
                     now = time.monotonic()
-                    timeout = max(0, int((m.wake_time - now) * 1000) + 1)
+                    # At most a minute: an idle machine has nothing to wake for, and callers wake it by the pipe.
+                    timeout = max(0, int(min(m.wake_time - now, 60.0) * 1000) + 1)
                     poller.poll(timeout)
                     try:
                         os.read(self._wake_r, 4096)

@@ -9,6 +9,7 @@ operations through their sinks. Both front ends (``Client`` and ``AsyncClient``)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -155,7 +156,9 @@ class Machine:
 
     @property
     def wake_time(self) -> float:
-        wake = max(self.last_heard, self.last_ping) + self.config.heartbeat
+        """When the loop must tick if nothing happens before. The heartbeat counts only while something waits for
+        the broker: an idle client sends no PING, so counted when idle it would pass once and keep the loop awake."""
+        wake = max(self.last_heard, self.last_ping) + self.config.heartbeat if self.busy else math.inf
         deadline = self.rotation.move_deadline
         if deadline is not None:
             wake = min(wake, deadline)
