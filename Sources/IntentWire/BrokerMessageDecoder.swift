@@ -52,10 +52,11 @@ public struct BrokerMessageDecoder: Sendable {
     /// W3-W7: a JOB.
     private func decodeJob(_ frames: WireFrames, version: UInt8) throws(BrokerMessageError) -> WorkerJob {
         let count = frames.count
-        // W3: exactly 7 frames (9 in version 02, 10 in versions 03 and 04, 12 in version 05) and an 8-byte job id; a wrong frame count is
-        // answered if the job id is usable.
+        // W3: exactly 7 frames (9 in version 02, 10 in versions 03 and 04, 10 or 12 in version 05: the trace context
+        // only when there is one) and an 8-byte job id; a wrong frame count is answered if the job id is usable.
         let hasJobID = frames.views.count >= 3 && frames[2].count == CIP.jobIDLength
-        guard count == Self.jobFrames(version: version), frames.dropped == 0, hasJobID else {
+        let counts = count == Self.jobFrames(version: version) || (version >= 5 && count == CIP.Frames.jobV3)
+        guard counts, frames.dropped == 0, hasJobID else {
             throw BrokerMessageError(
                 message: Self.jobShape(version: version) + "; got \(count) frames",
                 jobID: hasJobID ? Array(frames[2]) : nil, check: 3
@@ -75,9 +76,9 @@ public struct BrokerMessageDecoder: Sendable {
             if !key.isEmpty { idempotencyKey = Array(key) }
             attempt = number
         }
-        // W3, version 05: the trace context (both frames empty for none).
+        // W3, version 05: the trace context, when the JOB has its two frames (both empty also means none).
         var traceContext: TraceContext?
-        if version >= 5 {
+        if version >= 5 && count == CIP.Frames.jobV5 {
             do {
                 traceContext = try TraceContext(traceparentFrame: frames[10], tracestateFrame: frames[11])
             } catch {
@@ -142,7 +143,8 @@ public struct BrokerMessageDecoder: Sendable {
         switch version {
         case 5:
             return
-                "JOB takes 12 frames: CIPW05, \(common), idempotency key, attempt, last phase, traceparent, tracestate"
+                "JOB takes 10 or 12 frames: CIPW05, \(common), idempotency key, attempt, last phase[, traceparent, "
+                + "tracestate]"
         case 3, 4:
             return "JOB takes 10 frames: CIPW0\(version), \(common), idempotency key, attempt, last phase"
         case 2: return "JOB takes 9 frames: CIPW02, \(common), idempotency key, attempt"

@@ -7,7 +7,7 @@
 public enum BrokerMessageEncoder {
     /// JOB: `[worker, CIPW0v, JOB, job id, type, phase, time left, body]`; version 2 adds F7 the idempotency key
     /// (empty for none) and F8 the attempt, versions 3 and later F9 the last phase (section 5.15), version 5 F10 and
-    /// F11 the trace context (both empty for none). `jobID` is written as its 8 bytes in host order (``WireWord``),
+    /// F11 the trace context, only when there is one (an untraced JOB keeps the 10 frames of version 04). `jobID` is written as its 8 bytes in host order (``WireWord``),
     /// as the broker reads the RESULT's F2 back.
     @inlinable @discardableResult
     public static func job<Sink: WireSink>(
@@ -28,10 +28,11 @@ public enum BrokerMessageEncoder {
         if v2 {
             try sink.append(idempotencyKey ?? [], more: true)
             try sink.append(decimal: UInt64(max(1, attempt)), more: version >= 3)
-            if version >= 3 { try sink.append((lastPhase ?? phase).name, more: version >= 5) }
-            if version >= 5 {
-                try sink.append(traceContext?.traceparent ?? "", more: true)
-                try sink.append(traceContext?.tracestate ?? "", more: false)
+            let traced = version >= 5 ? traceContext : nil
+            if version >= 3 { try sink.append((lastPhase ?? phase).name, more: traced != nil) }
+            if let traced {
+                try sink.append(traced.traceparent, more: true)
+                try sink.append(traced.tracestate, more: false)
             }
         }
         return true

@@ -133,7 +133,7 @@ public enum CIP {
         public static let jobV2 = 9
         /// A version-03 JOB: F9 is the last phase the worker runs (section 5.15).
         public static let jobV3 = 10
-        /// A version-05 JOB: F10 the traceparent, F11 the tracestate (both empty for none).
+        /// A version-05 JOB with a trace context: F10 the traceparent, F11 the tracestate (without one, `jobV3`).
         public static let jobV5 = 12
         /// A version-02 CANCEL, from a client (request id) or from the broker (job id).
         public static let cancel = 3

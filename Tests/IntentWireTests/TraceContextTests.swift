@@ -117,7 +117,10 @@ import Testing
         let error = BrokerMessageDecoder().error(job("00-bad", ""))
         #expect(error?.check == 3)
         #expect(error?.jobID == jobID)
-        // A CIPW05 JOB of 10 frames (the CIPW04 shape) is unusable.
-        #expect(BrokerMessageDecoder().error(Array(job("", "").dropLast(2)))?.check == 3)
+        // A CIPW05 JOB without a trace context has the 10 frames of CIPW04 and decodes with none; 11 frames is
+        // unusable.
+        let untraced = Array(job("", "").dropLast(2))
+        #expect(BrokerMessageDecoder().error(untraced) == nil)
+        #expect(BrokerMessageDecoder().error(Array(job("", "").dropLast(1)))?.check == 3)
     }
 }

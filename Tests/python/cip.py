@@ -939,10 +939,12 @@ class PyWorker:
         last = frames[4] if len(frames) > 4 else b""
         if frames[0] in (CIPW2, CIPW3, CIPW4, CIPW5):
             if frames[0] == CIPW5:
-                violation(len(frames) == 12, "a CIPW05 JOB has exactly 12 frames (5.7)", frames)
-                violation(frames[11] == b"" or frames[10] != b"", "a tracestate needs a traceparent (4.2, 5.7)", frames)
+                violation(len(frames) in (10, 12), "a CIPW05 JOB has 10 frames, or 12 with a trace context (5.7)",
+                          frames)
+                violation(len(frames) == 10 or frames[11] == b"" or frames[10] != b"",
+                          "a tracestate needs a traceparent (4.2, 5.7)", frames)
             if frames[0] in (CIPW3, CIPW4, CIPW5):
-                violation(len(frames) in (10, 12) and (len(frames) == 12) == (frames[0] == CIPW5),
+                violation(len(frames) == 10 or (len(frames) == 12 and frames[0] == CIPW5),
                           "a CIPW03 (and CIPW04) JOB has exactly 10 frames (5.15, 5.16)", frames)
                 last = frames[9]
                 violation(last.decode("ascii", "replace") in JOB_PHASES, "JOB F9 (last phase) is resolve, confirm or "
