@@ -26,7 +26,8 @@ public func fuzzJobFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         switch command {
         case .job(let job):
             invariant(
-                dropped == 0 && frames.count == (v5 ? 12 : v3 ? 10 : v2 ? 9 : 7) && frames[1] == FuzzInput.ascii("JOB"),
+                dropped == 0 && (frames.count == (v3 ? 10 : v2 ? 9 : 7) || (v5 && frames.count == 12))
+                    && frames[1] == FuzzInput.ascii("JOB"),
                 "JOB frames")
             invariant(job.version == (v5 ? 5 : v4 ? 4 : v3 ? 3 : v2 ? 2 : 1), "version")
             if v5, let trace = job.traceContext {
@@ -35,7 +36,11 @@ public func fuzzJobFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 invariant(TraceContext.isValidTraceparent(frames[10]), "traceparent")
                 invariant(TraceContext.isValidTracestate(frames[11]), "tracestate")
             } else {
-                invariant(job.traceContext == nil && (!v5 || (frames[10].isEmpty && frames[11].isEmpty)), "no trace")
+                // Version 05 without a trace context: 10 frames, or 12 with F10 and F11 empty (PROTOCOL.md 5.7).
+                invariant(
+                    job.traceContext == nil
+                        && (frames.count == 10 || !v5 || (frames[10].isEmpty && frames[11].isEmpty)),
+                    "no trace")
             }
             if v3 {
                 // Version 03: F9 the last phase, a job phase not before F4.

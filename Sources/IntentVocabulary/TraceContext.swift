@@ -114,6 +114,9 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
             guard bytes.count == traceparentLength else { return "of version 00 is exactly 55 bytes" }
         } else if bytes.count > traceparentLength, bytes[traceparentLength] != UInt8(ascii: "-") {
             return "of a later version continues with - after its 55th byte"
+        } else if bytes[traceparentLength...].contains(where: { $0 < 0x21 || $0 > 0x7E }) {
+            // What a later version appends is carried as text, as an HTTP header would be: printable ASCII only.
+            return "of a later version continues with printable ASCII only"
         }
         guard bytes[3..<35].contains(where: { $0 != UInt8(ascii: "0") }) else { return "has an all-zero trace id" }
         guard bytes[36..<52].contains(where: { $0 != UInt8(ascii: "0") }) else { return "has an all-zero parent id" }

@@ -27,6 +27,10 @@ import Testing
         #expect(TraceContext.isValidTraceparent(Array(later.utf8)))
         #expect(TraceContext.isValidTraceparent(Array((later + "-what-comes-next").utf8)))
         #expect(!TraceContext.isValidTraceparent(Array((later + "x").utf8)))
+        // What follows is text: bytes outside printable ASCII are refused (found by fuzzing: they cannot round-trip
+        // through the String the value is kept in).
+        #expect(!TraceContext.isValidTraceparent(Array((later + "-").utf8) + [0x8E, 0xFF]))
+        #expect(!TraceContext.isValidTraceparent(Array((later + "- x").utf8)))
         // Version 00 is exactly 55 bytes.
         #expect(!TraceContext.isValidTraceparent(Array((Self.parent + "-x").utf8)))
     }
