@@ -196,32 +196,28 @@ final class BrokerLoop: @unchecked Sendable {
         }
     }
 
-    /// Drains everything waiting on both sockets, alternating so neither side starves the other; timers that fall
-    /// due meanwhile fire between batches, so a flood never delays a deadline reply. A socket that had nothing is
-    /// not asked again in this pass: an empty receive costs libzmq two system calls (its mailbox's poll and its fork
-    /// check), and what arrives meanwhile makes the next poll return at once.
+    /// Drains everything waiting on both sockets, taking turns (``DrainTurns``) so neither side holds the other
+    /// back; the core's actions are performed after every batch of messages, and timers that fall due meanwhile fire
+    /// between batches, so a flood never delays a deadline reply.
     private func drain(_ sockets: BrokerSockets, into buffer: inout ZMQMultipart) {
-        var budget = 50_000
-        var frontendEmpty = false
-        var backendEmpty = false
-        while budget > 0 {
-            if !frontendEmpty {
+        var turns = DrainTurns()
+        repeat {
+            if turns.shouldRead(.frontend) {
                 if (try? sockets.frontend.receive(into: &buffer)) == true {
                     clientMessage(&buffer)
                 } else {
-                    frontendEmpty = true
+                    turns.foundEmpty(.frontend)
                 }
             }
-            if !backendEmpty {
+            if turns.shouldRead(.backend) {
                 if (try? sockets.backend.receive(into: &buffer)) == true {
                     workerMessage(&buffer)
                 } else {
-                    backendEmpty = true
+                    turns.foundEmpty(.backend)
                 }
             }
-            if frontendEmpty && backendEmpty { break }
-            budget -= 1
-            if budget & 63 == 0 {
+            guard turns.endTurn() else { break }
+            if turns.isBatchEnd {
                 // A commit that finished meanwhile: perform its actions and start the next one now, not after the
                 // drain.
                 if core.journalLink.isCommitting, let outcome = writer?.takeOutcome(drain: false) {
@@ -229,8 +225,8 @@ final class BrokerLoop: @unchecked Sendable {
                 }
                 performActions()
             }
-            if budget & 127 == 0 { core.fireDueTimers(now: MonotonicTime.now()) }
-        }
+            if turns.isTimerCheck { core.fireDueTimers(now: MonotonicTime.now()) }
+        } while true
     }
 
     /// Health for `/readyz`, and the metrics gauges about once a second.
