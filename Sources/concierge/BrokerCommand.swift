@@ -50,9 +50,9 @@ struct BrokerOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Expected wait a standing queue is held to, in milliseconds (0, the default: no limit). A queue that has "
-                + "not emptied for --standing-queue-interval-ms then admits only requests that would start within this; "
-                + "the rest get `busy` at once.",
+            "Expected wait a standing queue is held to, in milliseconds (20 by default; 0: no limit). A queue that "
+                + "has not emptied for --standing-queue-interval-ms then admits only requests that would start within "
+                + "this; the rest get `busy` at once.",
             valueName: "ms"))
     var standingQueueWaitMs: Int = Defaults.broker.standingQueueWait?.wholeMilliseconds ?? 0
 

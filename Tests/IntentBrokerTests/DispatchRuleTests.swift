@@ -216,8 +216,16 @@ import Testing
         #expect(Core.twoSignificantDigits(.infinity) == 0)
     }
 
+    @Test func theStandingQueueLimitIsOnByDefault() {
+        #expect(BrokerConfiguration().standingQueueWait == .milliseconds(20))
+        #expect(BrokerConfiguration().standingQueueInterval == .milliseconds(100))
+    }
+
     @Test func aBurstLateInAPaceWindowIsMeasuredFromWhenItArrivedNotFromTheWindowStart() throws {
-        var broker = try CoreHarness()
+        // The protocol's plain rule (80% of the deadline): the standing-queue limit, on by default, would shed `next`.
+        var configuration = BrokerConfiguration()
+        configuration.standingQueueWait = nil
+        var broker = try CoreHarness(configuration)
         broker.register("w1", capacity: 4)
         // Two slow requests, one at a time: the worker is never full, so they say nothing about the pace.
         for index in 0..<2 {
