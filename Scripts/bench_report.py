@@ -313,7 +313,7 @@ if idle > 0:
 if all(all(rounds) for rounds in journal_rounds.values()):
     ratio = sum(r["rps"] for r in journal_rounds["sqlite"]) / sum(r["rps"] for r in journal_rounds["memory"])
     print(f"- echo with the SQLite journal >= 0.5x memory-only: {ratio:.3f}x -> {'PASS' if ratio >= 0.5 else 'FAIL'}")
-for name, label in (("fairness", "default"), ("fairness_capped", "--standing-queue-wait-ms 20")):
+for name, label in (("fairness", "default"), ("fairness_uncapped", "--standing-queue-wait-ms 0")):
     fairness_path = os.path.join(out, f"{name}.json")
     if not os.path.exists(fairness_path):
         continue
