@@ -45,6 +45,52 @@ import Testing
         #expect(store.count == 0 && store.bytes == 0)
     }
 
+    /// The store against a plain model (a dictionary and an order), over random stores, replacements, expiries and
+    /// evictions by count and by bytes: every key's result, the count and the bytes agree after every step.
+    @Test(arguments: [1, 2, 3, 4]) func theIndexAgreesWithAPlainModel(seed: UInt64) {
+        var random = SplitMix(seed: seed)
+        let ttl = 10 * Self.second
+        let capacity = 40
+        let budget = 30 * Store.cost(of: Self.result(bytes: 100), for: Self.key(10))
+        var store = Store(ttl: ttl, capacity: capacity, byteBudget: budget)
+        // The model: key id -> (body size, cost, expiry), and the ids oldest first.
+        var model: [Int: (size: Int, cost: Int, expiry: UInt64)] = [:]
+        var order: [Int] = []
+        var now: UInt64 = 0
+        for _ in 0..<4000 {
+            now += random.next() % (Self.second / 4)
+            if random.next() % 10 == 0 {
+                store.expire(now: now)
+                while let first = order.first, model[first]!.expiry <= now {
+                    model[first] = nil
+                    order.removeFirst()
+                }
+            } else {
+                let id = Int(random.next() % 60)
+                let size = 50 + Int(random.next() % 100)
+                let cost = Store.cost(of: Self.result(bytes: size), for: Self.key(id))
+                store.store(Self.result(bytes: size), for: Self.key(id), now: now)
+                if model[id] != nil { order.removeAll { $0 == id } }
+                model[id] = (size, cost, now + ttl)
+                order.append(id)
+                while model.count > capacity || model.values.reduce(0, { $0 + $1.cost }) > budget {
+                    model[order.removeFirst()] = nil
+                }
+            }
+            #expect(store.count == model.count)
+            #expect(store.bytes == model.values.reduce(0) { $0 + $1.cost })
+            for id in 0..<60 {
+                let kept: Int?
+                if case .body(let body)? = store.result(for: Self.key(id))?.payload {
+                    kept = body.count
+                } else {
+                    kept = nil
+                }
+                #expect(kept == model[id]?.size, "key \(id)")
+            }
+        }
+    }
+
     @Test func theHeapIsTrimmedOnceTheStateShrankToHalfItsPeak() {
         var trimmer = HeapTrimmer(minimumRelease: 1 << 20)
         func trim(_ bytes: Int) -> Bool { trimmer.shouldTrim(holding: bytes) }
