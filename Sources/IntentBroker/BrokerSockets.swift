@@ -51,8 +51,12 @@ struct BrokerSockets: @unchecked Sendable {
                 try socket.setOption(.routerHandover, 1)
                 try socket.setOption(
                     .sendHighWaterMark, index == 0 ? Int32(clamping: max(1, configuration.clientQueueLimit)) : 100_000)
-                // 100,000 unread messages per connection. 1,000 kept a burst out of the loop's way (max first reply
-                // beside a 50k flood 15-28 -> 8-15 ms) but left queued requests unknown to STATUS (test_memory).
+                // A client connection may have at most 1,000 messages read off its TCP connection and not yet taken
+                // by the loop; past that libzmq stops reading it, and the rest of a burst waits in the kernel's
+                // buffers and the client's queue. So one client's burst of 50,000 cannot put 50,000 messages ahead
+                // of the loop at once: the loop's busy stretches stay short and other clients' messages never
+                // wait behind them (a well-behaved client's max first reply beside a 50k flood: 15-28 ms with
+                // 100,000, 8-15 ms with 1,000; PROFILES.md, "A flood does not hold the other socket back").
                 try socket.setOption(.receiveHighWaterMark, index == 0 ? Self.clientReceiveQueue : 100_000)
                 // libzmq's own cap on a frame (it disconnects a peer that sends a larger one), above ours by
                 // default, so that an oversized body still gets a `too-large` reply.
