@@ -15,7 +15,7 @@ struct BrokerSockets: @unchecked Sendable {
     let backendEndpoint: String
 
     /// Messages libzmq holds for the loop per client connection (its receive high-water mark).
-    static let clientReceiveQueue: Int32 = 100_000
+    static let clientReceiveQueue: Int32 = 1000
 
     init(configuration: BrokerConfiguration, logger: Logger) throws(BrokerError) {
         // Sockets first in locals: if anything fails, they are closed before the context is terminated
