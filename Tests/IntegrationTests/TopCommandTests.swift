@@ -11,7 +11,9 @@ extension EndToEnd {
     @Suite(.serialized) struct TopCommandTests {
         @Test func showsWorkersTheQueueAndRatesOfALoadThenItsTotals() async throws {
             let cluster = try Cluster()
-            try cluster.startBroker(["--http", "127.0.0.1:0"])
+            // The queue must stand for seconds to be seen: the protocol's plain admission rule (80% of the deadline),
+            // since the standing-queue limit, on by default, would answer some of the 36 `busy` (OVERLOAD.md).
+            try cluster.startBroker(["--http", "127.0.0.1:0", "--standing-queue-wait-ms", "0"])
             let port = try await httpPort(of: cluster)
             try cluster.startWorker("top-alpha", capacity: 2)
             try cluster.startWorker("top-beta", capacity: 1)

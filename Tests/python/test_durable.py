@@ -135,6 +135,10 @@ class RestartingBroker:
         args = [str(cluster.binary()), "broker", "--frontend", self.frontend, "--backend", self.backend,
                 "--heartbeat-ms", str(HB), "--journal", journal, "--result-ttl", "3600",
                 "--journal-fsync", os.environ.get("DURABLE_FSYNC", "batch"),
+                # The protocol's plain admission rule (80% of the deadline): the load keeps a window of requests
+                # larger than the workers' slots, and the standing-queue limit (on by default) would answer most of
+                # them `busy` at once, so that the load would end before the kills (OVERLOAD.md).
+                "--standing-queue-wait-ms", "0",
                 "--log-level", "info"]
         p = cluster.Proc(f"{self.tag}-{len(self.incarnations)}", args, self.spawn.run_dir)
         p.stop_timeout = 1.0

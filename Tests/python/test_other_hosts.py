@@ -241,7 +241,10 @@ class Rig:
             "--curve-secret-key", str(self.broker_secret),
             "--client-keys", str(self.work / "keys" / "clients.list"),
             "--worker-keys", str(self.work / "keys" / "workers.list"),
-            "--heartbeat-ms", str(HB), "--hard-limit-ms", "30000", "--result-ttl", "600", "--log-level", "info"]
+            "--heartbeat-ms", str(HB), "--hard-limit-ms", "30000", "--result-ttl", "600", "--log-level", "info",
+            # Requests queued while w1 is gone must wait (they start well within their 6 s deadline): the
+            # standing-queue limit, on by default, would shed them `busy`, which check (b) forbids.
+            "--standing-queue-wait-ms", "0"]
         p = cluster.Proc("broker", args, self.work)
         self.procs.append(p)
         return p
