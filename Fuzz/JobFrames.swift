@@ -4,8 +4,10 @@
 // Input: FuzzInput.message. Options: bits 0-1 frames the receiver "dropped" (0-3).
 //
 // Invariants: decoding never traps; a decoded JOB (CIPW01, CIPW02 with its key and attempt, CIPW03 and CIPW04 with
-// its last phase too, CIPW05 with its trace context too) or CANCEL agrees with its frames; an error carries a job id exactly when the message is a JOB with an 8-byte F2 (checks W3-W7), never
-// for W1 and W2 (nor for a malformed CANCEL).
+// its last phase too, CIPW05 with its trace context too, CIPW06 whose packed header written out anew is the one
+// received) or CANCEL agrees with its frames; an error carries a job id exactly when the message is a JOB with an
+// 8-byte F2 (CIPW06: a header of at least 8 bytes, the job id its first 8) (checks W3-W7), never for W1 and W2 (nor
+// for a malformed CANCEL).
 
 import IntentWire
 
@@ -18,7 +20,28 @@ public func fuzzJobFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     switch outcome {
     case .success(let command):
-        let v5 = frames.count >= 2 && frames[0] == FuzzInput.ascii("CIPW05")
+        let v6 = frames.count >= 2 && frames[0] == FuzzInput.ascii("CIPW06")
+        if v6, case .job(let job) = command {
+            // Version 06 (PROTOCOL.md 5.17): 4 frames; the header written out anew is the one received (an empty
+            // traceparent and tracestate, meaning none, are the only other form of a header without a trace).
+            invariant(dropped == 0 && frames.count == 4 && frames[1] == FuzzInput.ascii("JOB"), "CIPW06 JOB frames")
+            invariant(job.version == 6 && job.jobID == Array(frames[2].prefix(8)), "CIPW06 version and job id")
+            invariant(job.bodySize == frames[3].count && job.bodySize > 0, "CIPW06 body")
+            invariant(job.phase != .lifecycle && job.lastPhase.order >= job.phase.order, "CIPW06 phases")
+            invariant(job.attempt >= 1 && (job.idempotencyKey?.count ?? 1) >= 1, "CIPW06 attempt and key")
+            // The time left is read as it is, and clamped to the largest Int (292 million years of milliseconds).
+            let timeLeft = frames[2][10..<18].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            invariant(job.timeLeftMilliseconds == Int(clamping: timeLeft), "CIPW06 time left")
+            let header = PackedJobHeader.encode(
+                jobID: job.jobID, intentType: Array(job.intentType.utf8), phase: job.phase, lastPhase: job.lastPhase,
+                timeLeftMilliseconds: timeLeft, attempt: job.attempt,
+                idempotencyKey: job.idempotencyKey, traceContext: job.traceContext)
+            invariant(
+                header == frames[2] || (job.traceContext == nil && header + [0, 0, 0, 0] == frames[2]),
+                "CIPW06 header written out anew")
+            return 0
+        }
+        let v5 = frames.count >= 2 && (frames[0] == FuzzInput.ascii("CIPW05") || v6)
         let v4 = frames.count >= 2 && (frames[0] == FuzzInput.ascii("CIPW04") || v5)
         let v3 = frames.count >= 2 && (frames[0] == FuzzInput.ascii("CIPW03") || v4)
         let v2 = frames.count >= 2 && (frames[0] == FuzzInput.ascii("CIPW02") || v3)
@@ -75,11 +98,12 @@ public func fuzzJobFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         invariant((1...7).contains(error.check) && error.code == .malformed, "check \(error.check)")
         let signed =
             frames.count >= 2
-            && ["CIPW01", "CIPW02", "CIPW03", "CIPW04", "CIPW05"].map(FuzzInput.ascii).contains(frames[0])
+            && ["CIPW01", "CIPW02", "CIPW03", "CIPW04", "CIPW05", "CIPW06"].map(FuzzInput.ascii).contains(frames[0])
         let isJob = signed && frames[1] == FuzzInput.ascii("JOB")
-        let usableID = isJob && frames.count >= 3 && frames[2].count == 8
+        let packed = isJob && frames[0] == FuzzInput.ascii("CIPW06")
+        let usableID = isJob && frames.count >= 3 && (packed ? frames[2].count >= 8 : frames[2].count == 8)
         invariant((error.jobID != nil) == usableID, "job id answered: \(error.jobID != nil), usable: \(usableID)")
-        if let id = error.jobID { invariant(id == frames[2], "job id") }
+        if let id = error.jobID { invariant(id == Array(frames[2].prefix(8)), "job id") }
         if error.check >= 4 { invariant(error.jobID != nil, "W\(error.check) without a job id") }
         invariant(!error.message.isEmpty && error.message.utf8.count <= 300, "message")
     }

@@ -6,7 +6,7 @@
 // Invariants: decoding never traps; a decoded command agrees with its frames (READY written out anew decodes the
 // same); an unregistered sender gets `.unregistered` for anything but READY; an error names a check of 5.12 and a
 // code that check may give, checks 5 and 6 only for registered senders, with a short message. The STATS query check
-// (5.14, before decoding) says yes only for exactly [CIPW0v, STATS] of a version from 02 to 05, and refuses
+// (5.14, before decoding) says yes only for exactly [CIPW0v, STATS] of a version from 02 to 06, and refuses
 // only a longer STATS, as check 3s. A CIPW04 READY pairs each intent type with its definition (5.16).
 
 import ConciergeJSON
@@ -23,7 +23,8 @@ public func fuzzWorkerFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
         Result { () throws(WorkerMessageError) in try decoder.decode(wire, isRegistered: registered) }
     }
     let isStats =
-        frames.count >= 2 && ["CIPW02", "CIPW03", "CIPW04", "CIPW05"].map(FuzzInput.ascii).contains(frames[0])
+        frames.count >= 2
+        && ["CIPW02", "CIPW03", "CIPW04", "CIPW05", "CIPW06"].map(FuzzInput.ascii).contains(frames[0])
         && frames[1] == FuzzInput.ascii("STATS")
     let query = WireFrames.withFrames(frames, dropped: dropped) { wire in
         Result { () throws(WorkerMessageError) in try decoder.isStatsQuery(wire) }
@@ -39,10 +40,12 @@ public func fuzzWorkerFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     case .success(let command):
         invariant(dropped == 0 && frames.count >= 2 && frames.count <= limits.maxFrames, "frame count")
         let version: UInt8 =
-            frames[0] == FuzzInput.ascii("CIPW05")
-            ? 5
-            : frames[0] == FuzzInput.ascii("CIPW04")
-                ? 4 : frames[0] == FuzzInput.ascii("CIPW03") ? 3 : frames[0] == FuzzInput.ascii("CIPW02") ? 2 : 1
+            frames[0] == FuzzInput.ascii("CIPW06")
+            ? 6
+            : frames[0] == FuzzInput.ascii("CIPW05")
+                ? 5
+                : frames[0] == FuzzInput.ascii("CIPW04")
+                    ? 4 : frames[0] == FuzzInput.ascii("CIPW03") ? 3 : frames[0] == FuzzInput.ascii("CIPW02") ? 2 : 1
         invariant(frames[0] == FuzzInput.ascii("CIPW01") || version >= 2, "signature")
         let isReady = frames[1] == FuzzInput.ascii("READY")
         switch command {

@@ -121,6 +121,19 @@ write("ClientFrames", "dropped-frames", message(2, [C, "STATUS", "s"]))
 # WorkerFrames: options bit 0 = registered.
 W = "CIPW01"
 job = lambda n: struct.pack("<Q", n)
+
+
+def packed(n, intent_type, phase, last, time_left, attempt, key, trace=None):
+    """A CIPW06 JOB header (PROTOCOL.md 5.17): job id, phase, last phase, time left (u64), attempt (u32), then the
+    intent type and the key each after a length byte, then (traced only) traceparent and tracestate each after a
+    two-byte length; little-endian."""
+    t, k = intent_type.encode(), key.encode()
+    header = job(n) + bytes([phase, last]) + struct.pack("<QI", time_left, attempt)
+    header += bytes([len(t)]) + t + bytes([len(k)]) + k
+    if trace is not None:
+        parent, state = trace[0].encode(), trace[1].encode()
+        header += struct.pack("<H", len(parent)) + parent + struct.pack("<H", len(state)) + state
+    return header
 worker = {
     "ready-12.1": (0, [W, "READY", "16", "worker-4711", "Echo", "RequestRide", "SendMessage", "SendPayment", "StartWorkout"]),
     "ready-again": (1, [W, "READY", "0001", "w", "Echo", "Echo"]),
@@ -167,6 +180,13 @@ jobs = {
     "job-v5-traced": ["CIPW05", "JOB", job(14), "Echo", "resolve", "2900", echo, "", "1", "confirm", TP, "a=b"],
     "job-v5-untraced": ["CIPW05", "JOB", job(15), "Echo", "handle", "2900", echo, "", "1", "handle", "", ""],
     "job-v5-ten-frames": ["CIPW05", "JOB", job(16), "Echo", "handle", "2900", echo, "", "1", "handle"],
+    # CIPW06 (5.17): [CIPW06, JOB, header, body], the header packed (phases 0 resolve, 1 confirm, 2 handle).
+    "job-v6-traced": ["CIPW06", "JOB", packed(17, "Echo", 0, 1, 2900, 1, "", (TP, "a=b")), echo],
+    "job-v6-keyed": ["CIPW06", "JOB", packed(18, "SendPayment", 2, 2, 2900, 2, "7f3a-pay-42"), sp1],
+    "job-v6-untraced": ["CIPW06", "JOB", packed(19, "Echo", 2, 2, 0, 1, ""), echo],
+    "job-v6-empty-trace": ["CIPW06", "JOB", packed(20, "Echo", 2, 2, 500, 1, "", ("", "")), echo],
+    "job-v6-phase-3": ["CIPW06", "JOB", packed(21, "Echo", 3, 3, 500, 1, ""), echo],
+    "job-v6-short": ["CIPW06", "JOB", packed(22, "Echo", 2, 2, 500, 1, "")[:12], echo],
 }
 for name, frames in jobs.items():
     write("JobFrames", name, message(0, frames))

@@ -14,9 +14,9 @@ public struct BrokerMessageDecoder: Sendable {
     ///   answer it.
     public func decode(_ frames: WireFrames) throws(BrokerMessageError) -> BrokerCommand {
         let count = frames.views.count
-        // W1: at least 2 frames, F0 the signature (CIPW01 to CIPW05, section 5.1).
+        // W1: at least 2 frames, F0 the signature (CIPW01 to CIPW06, section 5.1).
         guard count >= 2, let version = WorkerMessageDecoder.version(ofSignature: frames[0]) else {
-            throw BrokerMessageError(message: "not a CIPW01 to CIPW05 message", check: 1)
+            throw BrokerMessageError(message: "not a CIPW01 to CIPW06 message", check: 1)
         }
         // W2: the command.
         let command = frames[1]
@@ -52,6 +52,16 @@ public struct BrokerMessageDecoder: Sendable {
     /// W3-W7: a JOB.
     private func decodeJob(_ frames: WireFrames, version: UInt8) throws(BrokerMessageError) -> WorkerJob {
         let count = frames.count
+        if version >= 6 {
+            // Section 5.17: `[CIPW06, JOB, header, body]`; the job id is the header's first 8 bytes.
+            guard count == CIP.Frames.jobV6, frames.dropped == 0 else {
+                let header = frames.views.count >= 3 ? frames[2] : UnsafeRawBufferPointer(start: nil, count: 0)
+                throw BrokerMessageError(
+                    message: "a CIPW06 JOB takes 4 frames: CIPW06, JOB, header, body; got \(count) frames",
+                    jobID: header.count >= CIP.jobIDLength ? Array(header[0..<CIP.jobIDLength]) : nil, check: 3)
+            }
+            return try PackedJobHeader.decode(frames[2], bodySize: frames[3].count, version: version)
+        }
         // W3: exactly 7 frames (9 in version 02, 10 in versions 03 and 04, 10 or 12 in version 05: the trace context
         // only when there is one) and an 8-byte job id; a wrong frame count is answered if the job id is usable.
         let hasJobID = frames.views.count >= 3 && frames[2].count == CIP.jobIDLength

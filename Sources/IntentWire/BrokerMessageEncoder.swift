@@ -1,13 +1,15 @@
 /// Encodes the messages the broker sends to workers (and STATS answers to any peer) through its ROUTER backend
 /// (`Schemas/PROTOCOL.md` sections 5.5, 5.7-5.9, 5.13-5.15): the peer's routing id first, then the frames
-/// ``BrokerMessageDecoder`` reads, in the worker's version (`version`: 1 to 5).
+/// ``BrokerMessageDecoder`` reads, in the worker's version (`version`: 1 to 6).
 ///
 /// Each function returns false when the sink refused the routing-id frame (the worker's queue is full, or it is
 /// gone: nothing was sent).
 public enum BrokerMessageEncoder {
     /// JOB: `[worker, CIPW0v, JOB, job id, type, phase, time left, body]`; version 2 adds F7 the idempotency key
     /// (empty for none) and F8 the attempt, versions 3 and later F9 the last phase (section 5.15), version 5 F10 and
-    /// F11 the trace context, only when there is one (an untraced JOB keeps the 10 frames of version 04). `jobID` is written as its 8 bytes in host order (``WireWord``),
+    /// F11 the trace context, only when there is one (an untraced JOB keeps the 10 frames of version 04); version 6
+    /// packs all but the body into one header frame (``PackedJobHeader``, section 5.17): `[worker, CIPW06, JOB,
+    /// header, body]`. `jobID` is written as its 8 bytes in host order (``WireWord``),
     /// as the broker reads the RESULT's F2 back.
     @inlinable @discardableResult
     public static func job<Sink: WireSink>(
@@ -17,6 +19,18 @@ public enum BrokerMessageEncoder {
         traceContext: TraceContext? = nil
     ) throws(Sink.Failure) -> Bool {
         guard try worker.append(to: &sink, more: true) else { return false }
+        if version >= 6 {
+            // Section 5.17: everything but the body in one header frame.
+            try sink.append(CIP.workerSignature(version: version), more: true)
+            try sink.append(CIP.Worker.job, more: true)
+            let header = PackedJobHeader.encode(
+                jobID: jobID, intentType: intentType, phase: phase, lastPhase: lastPhase ?? phase,
+                timeLeftMilliseconds: timeLeftMilliseconds, attempt: attempt, idempotencyKey: idempotencyKey,
+                traceContext: traceContext)
+            try sink.append(header, more: true)
+            try sink.append(body, more: false)
+            return true
+        }
         let v2 = version >= 2
         try sink.append(CIP.workerSignature(version: version), more: true)
         try sink.append(CIP.Worker.job, more: true)

@@ -51,10 +51,14 @@ public enum CIP {
     /// context of its request (F10 traceparent, F11 tracestate).
     public static let workerSignatureV5: StaticString = "CIPW05"
 
-    /// The worker signature of a version (1 to 5).
+    /// First frame of a worker message of version 06: version 05, and a JOB packs its fields into one header frame.
+    public static let workerSignatureV6: StaticString = "CIPW06"
+
+    /// The worker signature of a version (1 to 6).
     @inlinable
     public static func workerSignature(version: UInt8) -> StaticString {
         switch version {
+        case 6: workerSignatureV6
         case 5: workerSignatureV5
         case 4: workerSignatureV4
         case 3: workerSignatureV3
@@ -135,6 +139,8 @@ public enum CIP {
         public static let jobV3 = 10
         /// A version-05 JOB with a trace context: F10 the traceparent, F11 the tracestate (without one, `jobV3`).
         public static let jobV5 = 12
+        /// A version-06 JOB: signature, `JOB`, the packed header (section 5.17) and the body.
+        public static let jobV6 = 4
         /// A version-02 CANCEL, from a client (request id) or from the broker (job id).
         public static let cancel = 3
         /// A STATS query (version 02): F0 and F1 only; its answer adds F2, the body.

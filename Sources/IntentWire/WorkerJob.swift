@@ -1,8 +1,11 @@
 /// A JOB whose frames passed the worker's checks (`Schemas/PROTOCOL.md` section 5.12). The body is not copied: it
 /// stays in frame ``bodyIndex`` of the message.
 public struct WorkerJob: Sendable, Hashable {
-    /// The index of the body frame (F6).
+    /// The index of the body frame (F6) in versions 01 to 05.
     public static let bodyIndex = 6
+
+    /// The index of this job's body frame: F6, or F3 in version 06 (section 5.17).
+    public var bodyIndex: Int { version >= 6 ? 3 : Self.bodyIndex }
 
     /// F2: the job id, 8 opaque bytes, to echo in the RESULT.
     public let jobID: [UInt8]
@@ -22,7 +25,7 @@ public struct WorkerJob: Sendable, Hashable {
     /// phase (and in versions 01 and 02). After a `continue` of an earlier phase, the worker runs the next phase on
     /// that phase's output, with the same job id.
     public let lastPhase: RequestPhase
-    /// The protocol version of the JOB (its signature): 1 to 5.
+    /// The protocol version of the JOB (its signature): 1 to 6.
     public let version: UInt8
     /// Version 05, F10 and F11: the W3C trace context the handler's span is a child of (the request's own, or the
     /// broker's job span when the broker traces); nil for none (and before version 05).

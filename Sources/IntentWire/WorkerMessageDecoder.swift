@@ -34,7 +34,7 @@ public struct WorkerMessageDecoder: Sendable {
         // Check 2: the signature.
         guard let version = Self.version(ofSignature: frames[0]) else {
             throw WorkerMessageError(
-                code: .unsupportedVersion, message: "this broker speaks CIPW01 to CIPW05", check: 2)
+                code: .unsupportedVersion, message: "this broker speaks CIPW01 to CIPW06", check: 2)
         }
         let command = frames[1]
         let name = Self.name(of: command)
@@ -93,13 +93,14 @@ public struct WorkerMessageDecoder: Sendable {
         }.get()
     }
 
-    /// The worker protocol version a signature frame names (1 to 5), or nil for one this broker does not speak.
+    /// The worker protocol version a signature frame names (1 to 6), or nil for one this broker does not speak.
     public static func version(ofSignature frame: UnsafeRawBufferPointer) -> UInt8? {
         if CIP.workerSignature.matches(frame) { return 1 }
         if CIP.workerSignatureV2.matches(frame) { return 2 }
         if CIP.workerSignatureV3.matches(frame) { return 3 }
         if CIP.workerSignatureV4.matches(frame) { return 4 }
         if CIP.workerSignatureV5.matches(frame) { return 5 }
+        if CIP.workerSignatureV6.matches(frame) { return 6 }
         return nil
     }
 

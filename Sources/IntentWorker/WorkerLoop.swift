@@ -19,8 +19,9 @@ import ZeroMQ
 /// whose last phase (F9) is later than its phase runs the lifecycle's phases one after the other in the same task,
 /// a fresh handler and a RESULT for each, while they answer `continue` (section 5.15).
 final class WorkerLoop: @unchecked Sendable {
-    /// The version of every message the worker sends: it speaks version 05 (sections 5.7, 5.13, 5.15 and 5.16).
-    static let version: UInt8 = 5
+    /// The version of every message the worker sends: 06 (sections 5.7, 5.13, 5.15 to 5.17), or 05 after a broker
+    /// refused 06 (``WorkerSession/version``).
+    private var version: UInt8 { session.version }
 
     let configuration: WorkerConfiguration
     let provider: HandlerProvider
@@ -140,7 +141,7 @@ final class WorkerLoop: @unchecked Sendable {
             var sink = socket
             guard
                 try WorkerMessageEncoder.ready(
-                    into: &sink, version: Self.version, capacity: configuration.capacity, name: configuration.name,
+                    into: &sink, version: version, capacity: configuration.capacity, name: configuration.name,
                     intentTypes: announcedDefinitions.map { (Array($0.type.utf8), $0.definition) })
             else { throw ZMQError.wouldBlock }
             self.socket = socket
@@ -342,7 +343,7 @@ final class WorkerLoop: @unchecked Sendable {
                 break
             case .heartbeat:
                 var sink = socket
-                _ = try? WorkerMessageEncoder.heartbeat(into: &sink, version: Self.version)
+                _ = try? WorkerMessageEncoder.heartbeat(into: &sink, version: version)
             case .brokerSilent:
                 if session.draining {
                     logger.warning("broker silent while draining; leaving")
@@ -369,7 +370,7 @@ final class WorkerLoop: @unchecked Sendable {
         if let socket {
             sendFinished(socket)
             var sink = socket
-            _ = try? WorkerMessageEncoder.disconnect(into: &sink, version: Self.version)
+            _ = try? WorkerMessageEncoder.disconnect(into: &sink, version: version)
             // Give libzmq a moment to flush the last frames before the socket closes with linger 0.
             try? socket.setOption(.linger, 1000)
             socket.close()
@@ -389,7 +390,7 @@ final class WorkerLoop: @unchecked Sendable {
     private func beginDrain() {
         session.beginDrain(now: MonotonicTime.now())
         logger.info("worker draining", metadata: ["running": "\(session.running)"])
-        if var socket { _ = try? WorkerMessageEncoder.drain(into: &socket, version: Self.version) }
+        if var socket { _ = try? WorkerMessageEncoder.drain(into: &socket, version: version) }
     }
 
     /// Handles one message from the broker. Returns false when the connection was replaced.
@@ -433,6 +434,12 @@ final class WorkerLoop: @unchecked Sendable {
             logger.info("broker asked to register again")
             connect()
             return false
+        case .fallBack(let text):
+            logger.warning(
+                "the broker does not speak CIPW06; registering again with CIPW05",
+                metadata: ["message": "\(text)", "broker": "\(session.rotation.current)"])
+            connect()
+            return false
         case .stop(let text):
             logger.critical("the broker refused this worker's intent definitions", metadata: ["message": "\(text)"])
             return true
@@ -446,7 +453,7 @@ final class WorkerLoop: @unchecked Sendable {
         let jobID = job.jobID
         let intentType = job.intentType
         let left = job.timeLeftMilliseconds
-        let body = message.bytes(WorkerJob.bodyIndex)
+        let body = message.bytes(job.bodyIndex)
         let generation = session.generation
         // The decoder lets no `lifecycle` JOB through, and the job runner answers one with error `malformed`.
         let phase = job.phase
@@ -567,7 +574,7 @@ final class WorkerLoop: @unchecked Sendable {
                 // A message's first frame is refused when the queue is full; its later frames are then always taken.
                 guard
                     try WorkerMessageEncoder.result(
-                        into: &sink, version: Self.version, jobID: result.jobID, outcome: result.output.outcome,
+                        into: &sink, version: version, jobID: result.jobID, outcome: result.output.outcome,
                         body: .bytes(result.output.body))
                 else {
                     session.resultsRefused(queue[index...])

@@ -49,6 +49,9 @@ struct WorkerSession {
         case stop(message: String)
         /// The broker reported an error about one of the worker's messages: log it.
         case reportError(code: String, message: String)
+        /// The broker does not speak the worker's newest version (ERROR `unsupported-version` answered READY): a new
+        /// connection at once, registering with ``version``, now the previous one (section 5.17).
+        case fallBack(message: String)
     }
 
     /// What is due at a turn of the loop, checked after the messages were read.
@@ -63,6 +66,11 @@ struct WorkerSession {
     }
 
     let timing: Timing
+    /// The version the worker speaks: 06, or 05 once a broker refused 06 (section 5.17); it then stays 05, so that a
+    /// worker upgraded before its brokers keeps working with all of them.
+    private(set) var version: UInt8 = Self.newestVersion
+    /// The newest version the worker speaks.
+    static let newestVersion: UInt8 = 6
     /// The endpoint in use, and when to move to the next.
     private(set) var rotation: EndpointRotation
     /// The current connection; RESULTs of jobs of an older one are dropped (section 7.1).
@@ -161,6 +169,13 @@ struct WorkerSession {
     /// A message arrived from the broker: any message shows the broker is alive.
     mutating func received(_ command: BrokerCommand, now: UInt64) -> Reaction {
         receivedAnything(now: now)
+        if case .error(let code, let text) = command, code == WireErrorCode.unsupportedVersion.rawValue, !registered,
+            version > 5
+        {
+            // The answer to a CIPW06 READY from a broker of versions 01 to 05 (checks 2 and 5.9).
+            version = 5
+            return .fallBack(message: text)
+        }
         if case .disconnect = command, !registered, !draining {
             // DISCONNECT as the answer to READY: this broker does not take workers (it lost its journal's database
             // and stopped accepting, or it is going away). Registering again at once would repeat, over and over.

@@ -66,7 +66,7 @@ extension EndToEnd {
                 ["worker", "--broker", cluster.backend, "--name", "w1", "--capacity", "4", "--heartbeat-ms", "5000"]
             )
             let ready = try broker.receive()
-            #expect(ready?.prefix(4) == ["CIPW05", "READY", "4", "w1"])
+            #expect(ready?.prefix(4) == ["CIPW06", "READY", "4", "w1"])
 
             // Answered: a usable job id, whatever else is wrong.
             let answered: [[[UInt8]]] = [
@@ -96,9 +96,9 @@ extension EndToEnd {
 
             // Drain: with nothing running, the worker leaves as soon as its DRAIN is acknowledged.
             cluster.signal("w1", SIGTERM)
-            #expect(try broker.receive() == ["CIPW05", "DRAIN"])
+            #expect(try broker.receive() == ["CIPW06", "DRAIN"])
             try broker.send([Array("CIPW01".utf8), Array("DRAIN".utf8)])
-            #expect(try broker.receive() == ["CIPW05", "DISCONNECT"])
+            #expect(try broker.receive() == ["CIPW06", "DISCONNECT"])
             #expect(await cluster.waitForExit("w1", seconds: 5) == 0)
         }
 
@@ -113,7 +113,7 @@ extension EndToEnd {
                 executable: Cluster.slimWorkerExecutable
             )
             let ready = try broker.receive()
-            #expect(ready?.prefix(4) == ["CIPW05", "READY", "4", "w1"], "\(cluster.log("w1"))")
+            #expect(ready?.prefix(4) == ["CIPW06", "READY", "4", "w1"], "\(cluster.log("w1"))")
 
             try broker.send(Self.job(1))
             let result = try broker.receive()
@@ -122,9 +122,9 @@ extension EndToEnd {
             #expect(result?[4].contains(#""text":"x""#) == true, "\(String(describing: result))")
 
             cluster.signal("w1", SIGTERM)
-            #expect(try broker.receive() == ["CIPW05", "DRAIN"])
+            #expect(try broker.receive() == ["CIPW06", "DRAIN"])
             try broker.send([Array("CIPW01".utf8), Array("DRAIN".utf8)])
-            #expect(try broker.receive() == ["CIPW05", "DISCONNECT"])
+            #expect(try broker.receive() == ["CIPW06", "DISCONNECT"])
             #expect(await cluster.waitForExit("w1", seconds: 5) == 0)
         }
     }

@@ -329,15 +329,18 @@ import Testing
 
     @Test func aJobHasTheFramesOfSections5_7_5_13And5_15() {
         var list = WireFrameList()
-        for version: UInt8 in 1...5 {
+        for version: UInt8 in 1...6 {
             BrokerMessageEncoder.job(
                 into: &list, to: bytes("w"), version: version, jobID: Self.jobID, intentType: bytes("Echo"),
                 phase: .resolve, timeLeftMilliseconds: 2500, body: .body(Self.body), idempotencyKey: nil, attempt: 1,
                 lastPhase: .confirm, traceContext: Self.trace)
         }
-        BrokerMessageEncoder.job(
-            into: &list, to: bytes("w"), version: 5, jobID: Self.jobID, intentType: bytes("Echo"), phase: .resolve,
-            timeLeftMilliseconds: 2500, body: .body(Self.body), lastPhase: .confirm)
+        for version: UInt8 in [5, 6] {
+            BrokerMessageEncoder.job(
+                into: &list, to: bytes("w"), version: version, jobID: Self.jobID, intentType: bytes("Echo"),
+                phase: .resolve, timeLeftMilliseconds: 2500, body: .body(Self.body), idempotencyKey: bytes("k"),
+                attempt: 2, lastPhase: .confirm)
+        }
         let common: [[UInt8]] = [
             bytes("JOB"), Self.jobIDBytes, bytes("Echo"), bytes("resolve"), bytes("2500"), Self.body,
         ]
@@ -349,13 +352,85 @@ import Testing
                 [bytes("w"), bytes("CIPW04")] + common + [[], bytes("1"), bytes("confirm")],
                 [bytes("w"), bytes("CIPW05")] + common
                     + [[], bytes("1"), bytes("confirm"), bytes(Self.traceparent), bytes("congo=t61rcWkgMzE")],
-                [bytes("w"), bytes("CIPW05")] + common + [[], bytes("1"), bytes("confirm")],
+                [bytes("w"), bytes("CIPW06"), bytes("JOB"), Self.packedHeader(trace: true), Self.body],
+                [bytes("w"), bytes("CIPW05")] + common + [bytes("k"), bytes("2"), bytes("confirm")],
+                [bytes("w"), bytes("CIPW06"), bytes("JOB"), Self.packedHeader(key: "k", attempt: 2), Self.body],
             ])
         // CIPW04's JOB: the routing id and 10 frames; CIPW05's: 12 with a trace context, 10 without (an untraced job
         // costs no more frames than in CIPW04).
         #expect(list.messages[3].count == 11)
         #expect(list.messages[4].count == 13)
-        #expect(list.messages[5].count == 11)
+        #expect(list.messages[6].count == 11)
+        // CIPW06's: 4 frames, whatever the job carries (section 5.17).
+        #expect(list.messages[5].count == 5 && list.messages[7].count == 5)
+    }
+
+    /// Section 5.17's header of an Echo resolve job up to confirm with 2,500 ms left, written out byte by byte.
+    static func packedHeader(key: String = "", attempt: UInt8 = 1, trace: Bool = false) -> [UInt8] {
+        var header = jobIDBytes + [0, 1] + [0xC4, 0x09, 0, 0, 0, 0, 0, 0] + [attempt, 0, 0, 0]
+        header += [4] + bytes("Echo") + [UInt8(key.utf8.count)] + bytes(key)
+        if trace { header += [55, 0] + bytes(traceparent) + [17, 0] + bytes("congo=t61rcWkgMzE") }
+        return header
+    }
+
+    /// Fuzz regression (`Fuzz/corpus/JobFrames/regression-w06-time-left-past-int-max`): a time left past the
+    /// largest Int is a usable job, its time left that largest Int.
+    @Test func aPackedTimeLeftPastTheLargestIntIsClamped() throws {
+        var header = Self.packedHeader()
+        header.replaceSubrange(10..<18, with: [0, 0, 0, 0, 0, 0, 0, 0x80])
+        let command = try BrokerMessageDecoder().decode([bytes("CIPW06"), bytes("JOB"), header, Self.body])
+        guard case .job(let job) = command else {
+            Issue.record("not a JOB: \(command)")
+            return
+        }
+        #expect(job.timeLeftMilliseconds == Int.max)
+    }
+
+    @Test func unusablePackedJobHeadersFailTheirChecksWithTheJobIDWhenItIsThere() throws {
+        let good = Self.packedHeader(key: "k", trace: true)
+        func decode(_ header: [UInt8], body: [UInt8] = Self.body, extra: [[UInt8]] = []) -> BrokerMessageError? {
+            do {
+                _ = try BrokerMessageDecoder().decode([bytes("CIPW06"), bytes("JOB"), header, body] + extra)
+                return nil
+            } catch { return error }
+        }
+        #expect(decode(good) == nil)
+        #expect(decode(Self.packedHeader()) == nil)
+        func changed(_ at: Int, _ value: UInt8, in header: [UInt8] = good) -> [UInt8] {
+            var header = header
+            header[at] = value
+            return header
+        }
+        let traceStart = 22 + 1 + 4 + 1 + 1
+        let cases: [(String, [UInt8], [UInt8], Int)] = [
+            ("shorter than the minimum", Array(good.prefix(24)), Self.body, 3),
+            ("attempt 0", changed(18, 0, in: Self.packedHeader()), Self.body, 3),
+            ("type past the end", changed(22, 250), Self.body, 3),
+            ("key past the end", changed(27, 200), Self.body, 3),
+            ("a byte left over", good + [0], Self.body, 3),
+            ("a byte left over without a trace", Self.packedHeader() + [0], Self.body, 3),
+            ("traceparent past the end", changed(traceStart, 0xFF), Self.body, 3),
+            ("tracestate cut short", Array(good.dropLast()), Self.body, 3),
+            ("a bad traceparent", changed(traceStart + 2, UInt8(ascii: "x")), Self.body, 3),
+            ("phase byte 3", changed(8, 3), Self.body, 4),
+            ("last phase before the phase", changed(9, 0, in: changed(8, 2)), Self.body, 4),
+            ("an empty intent type", [UInt8](good.prefix(22)) + [0, 1] + bytes("k"), Self.body, 5),
+            ("an intent type that is not UTF-8", changed(23, 0xFF), Self.body, 5),
+            ("an empty body", good, [], 7),
+        ]
+        for (what, header, body, check) in cases {
+            let error = try #require(decode(header, body: body), "\(what) was accepted")
+            #expect(error.check == check, "\(what): \(error)")
+            #expect(error.jobID == Self.jobIDBytes, "\(what): \(error)")
+            #expect(error.code == .malformed)
+        }
+        // 3 or 5 frames: W3, answered when the header holds a job id; a header under 8 bytes is not answered.
+        #expect(decode(good, extra: [[1]])?.jobID == Self.jobIDBytes)
+        #expect(decode(Array(good.prefix(7)))?.jobID == nil)
+        #expect(decode(Array(good.prefix(7)))?.check == 3)
+        #expect(throws: BrokerMessageError.self) {
+            try BrokerMessageDecoder().decode([bytes("CIPW06"), bytes("JOB"), good])
+        }
     }
 
     @Test func brokerControlMessagesHaveTheFramesOfSections5_5_5_8_5_9_5_13And5_14() {
@@ -376,7 +451,7 @@ import Testing
     }
 
     @Test func everyBrokerMessageToAWorkerDecodesToWhatWasEncoded() throws {
-        for version: UInt8 in 1...5 {
+        for version: UInt8 in 1...6 {
             let job = WorkerJob(
                 jobID: Self.jobIDBytes, intentType: "SendPayment", phase: .confirm, timeLeftMilliseconds: 0,
                 bodySize: Self.body.count, idempotencyKey: version >= 2 ? bytes("key") : nil,
@@ -452,7 +527,7 @@ import Testing
     @Test func randomJobsDecodeToWhatWasEncoded() async {
         await propertyCheck(count: 300, input: Gen.uint64()) { seed in
             var random = Seeded(seed)
-            let version = UInt8(1 + random.next() % 5)
+            let version = UInt8(1 + random.next() % 6)
             let phase = RequestPhase.allCases[Int(random.next() % 3)]
             let last =
                 version >= 3 ? RequestPhase.allCases[phase.order + Int(random.next() % UInt64(3 - phase.order))] : phase

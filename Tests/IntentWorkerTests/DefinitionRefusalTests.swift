@@ -13,7 +13,7 @@ import Testing
     @Test func aRefusedDefinitionStopsTheWorkerWithItsReason() async throws {
         let setup = try await V2.start(.workerThread)
         defer { setup.broker.close() }
-        try setup.broker.send(["CIPW05", "ERROR", "definition-mismatch", "the definition of Wait differs"])
+        try setup.broker.send(["CIPW06", "ERROR", "definition-mismatch", "the definition of Wait differs"])
         do {
             try await setup.run.value
             Issue.record("the worker ran on after its definition was refused")
@@ -25,7 +25,7 @@ import Testing
 
     @Test func anotherErrorIsOnlyLogged() async throws {
         let setup = try await V2.start(.workerThread)
-        try setup.broker.send(["CIPW05", "ERROR", "malformed", "something else"])
+        try setup.broker.send(["CIPW06", "ERROR", "malformed", "something else"])
         try await V2.waitUntil("the error is logged") {
             !setup.log.metadata(of: "broker reported an error").isEmpty
         }

@@ -179,4 +179,36 @@ import Testing
             session.received(.error(code: "malformed", message: "x"), now: 5)
                 == .reportError(code: "malformed", message: "x"))
     }
+
+    @Test func unsupportedVersionAnsweringReadyFallsBackToVersion5OnceAndForGood() {
+        var session = Self.session()
+        #expect(session.version == 6)
+        let unsupported = BrokerCommand.error(
+            code: WireErrorCode.unsupportedVersion.rawValue, message: "this broker speaks CIPW01 to CIPW05")
+        #expect(session.received(unsupported, now: 1) == .fallBack(message: "this broker speaks CIPW01 to CIPW05"))
+        #expect(session.version == 5)
+        // Registered in version 05: the same error about a later message is only reported, and the version stays.
+        session.connecting(now: 2)
+        session.connected(now: 2)
+        _ = session.received(.heartbeat, now: 3)
+        #expect(
+            session.received(unsupported, now: 4)
+                == .reportError(code: "unsupported-version", message: unsupported.text))
+        #expect(session.version == 5)
+        // After registration in version 06, unsupported-version (about some other message) does not downgrade.
+        var registered = Self.session()
+        _ = registered.received(.heartbeat, now: 1)
+        #expect(
+            registered.received(unsupported, now: 2)
+                == .reportError(code: "unsupported-version", message: unsupported.text))
+        #expect(registered.version == 6)
+    }
+}
+
+extension BrokerCommand {
+    /// An ERROR's message (tests).
+    fileprivate var text: String {
+        if case .error(_, let message) = self { return message }
+        return ""
+    }
 }

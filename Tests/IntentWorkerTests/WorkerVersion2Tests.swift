@@ -12,7 +12,7 @@ import ZeroMQ
 #endif
 
 /// A real ``Worker`` taking `CIPW02` JOBs (`Schemas/PROTOCOL.md` section 5.13) from a scripted broker: a ROUTER
-/// socket in the test. Its READY is `CIPW05` (version 05 is version 04 with the trace context in JOB; version 04 is version 03, chained jobs of section 5.15, and READY announcing each type's definition, section 5.16), a JOB's key and attempt reach the handler, and a CANCEL stops a running handler
+/// socket in the test. Its READY is `CIPW06` (version 06 is version 05 with a JOB's fields packed into one header frame, section 5.17; version 05 is version 04 with the trace context in JOB; version 04 is version 03, chained jobs of section 5.15, and READY announcing each type's definition, section 5.16), a JOB's key and attempt reach the handler, and a CANCEL stops a running handler
 /// (RESULT `cancelled`) in both execution modes, while a CANCEL of a job it does not run is ignored. Every wait is
 /// bounded; events are ordered by waiting for observable state, never by sleeping.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct WorkerVersion2Tests {
@@ -55,6 +55,7 @@ import ZeroMQ
         init() throws {
             socket = try ZMQSocket(context: context, type: .router)
             try socket.setOption(.linger, 0)
+            try socket.setOption(.routerHandover, 1)  // as the broker: a worker's new connection takes its name over
             try socket.bind(endpoint)
         }
 
@@ -138,12 +139,12 @@ import ZeroMQ
     }
 
     /// Drains the worker as a broker would and waits until `run()` has returned.
-    static func stop(_ setup: Setup) async throws {
+    static func stop(_ setup: Setup, version: String = "CIPW06") async throws {
         defer { setup.broker.close() }
         setup.worker.stop()
-        #expect(text(try await setup.broker.next()) == ["CIPW05", "DRAIN"])
+        #expect(text(try await setup.broker.next()) == [version, "DRAIN"])
         try setup.broker.send(["CIPW02", "DRAIN"])
-        #expect(text(try await setup.broker.next()) == ["CIPW05", "DISCONNECT"])
+        #expect(text(try await setup.broker.next()) == [version, "DISCONNECT"])
         try await setup.run.value
     }
 
@@ -158,11 +159,13 @@ import ZeroMQ
         }
     }
 
-    /// The RESULT's outcome and body, checked to answer `id`.
-    static func result(_ frames: [[UInt8]], answers id: [UInt8]) throws -> (outcome: String, body: JSONValue) {
+    /// The RESULT's outcome and body, checked to answer `id` in `version` (the worker's registered one).
+    static func result(
+        _ frames: [[UInt8]], answers id: [UInt8], version: String = "CIPW06"
+    ) throws -> (outcome: String, body: JSONValue) {
         #expect(frames.count == 5)
-        guard frames.count == 5, frames[0] == Array("CIPW05".utf8), frames[1] == Array("RESULT".utf8) else {
-            throw Failure(description: "not a CIPW04 RESULT: \(text(frames))")
+        guard frames.count == 5, frames[0] == Array(version.utf8), frames[1] == Array("RESULT".utf8) else {
+            throw Failure(description: "not a \(version) RESULT: \(text(frames))")
         }
         #expect(frames[2] == id)
         return (String(decoding: frames[3], as: UTF8.self), try JSONValue.parse(frames[4]))
@@ -172,7 +175,7 @@ import ZeroMQ
     func readyIsVersion4AndTheKeyAndAttemptReachTheHandler(execution: WorkerConfiguration.JobExecution) async throws {
         let setup = try await Self.start(execution)
         // Version 04 (section 5.16): each type is followed by its definition.
-        #expect(Array(Self.text(setup.ready).prefix(5)) == ["CIPW05", "READY", "4", "w2", "Wait"])
+        #expect(Array(Self.text(setup.ready).prefix(5)) == ["CIPW06", "READY", "4", "w2", "Wait"])
         #expect(setup.ready.count == 6)
         let definition = try IntentDefinition(jsonBytes: setup.ready[5])
         #expect(definition == IntentDefinition(describing: WaitIntent.self))

@@ -27,7 +27,7 @@ import ZeroMQ
         execution: WorkerConfiguration.JobExecution
     ) async throws {
         let setup = try await V2.start(execution)
-        #expect(V2.text(setup.ready).first == "CIPW05")
+        #expect(V2.text(setup.ready).first == "CIPW06")
         let id = V2.jobID(1)
         try setup.broker.send(Self.job(id, mode: "now"))
         let resolve = try V2.result(try await setup.broker.next(), answers: id)

@@ -23,7 +23,7 @@ import Testing
 
     @Test func theJobsTraceContextReachesTheHandlerUnchanged() async throws {
         let setup = try await V2.start(.workerThread)
-        #expect(V2.text(setup.ready).first == "CIPW05")
+        #expect(V2.text(setup.ready).first == "CIPW06")
         try setup.broker.send(
             Self.job(V2.jobID(1), version: "CIPW05", traceparent: Self.traceparent, tracestate: "vendor=opaque"))
         let traced = try V2.result(try await setup.broker.next(), answers: V2.jobID(1))
