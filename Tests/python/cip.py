@@ -1,5 +1,5 @@
 """CIP from the specification alone: a client (CIP/Client, CIPC01 to CIPC03) and a worker (CIP/Worker, CIPW01 to
-CIPW04) in Python.
+CIPW06) in Python, and the broker's side of CIP/Worker (PyBroker) to test real workers.
 
 Written from Schemas/PROTOCOL.md and the JSON Schemas in Schemas/json/ -- not from the Swift sources. Every message
 received is checked against the spec: frame counts, signatures, commands, statuses, phases, decimal frames, the error
@@ -39,11 +39,13 @@ CIPW2 = b"CIPW02"  # section 5.13: JOB with key (F7) and attempt (F8), CANCEL to
 CIPW3 = b"CIPW03"  # section 5.15: JOB with the last phase (F9): a lifecycle's phases in one job, a RESULT per phase
 CIPW4 = b"CIPW04"  # section 5.16: READY announces each intent type's definition after its name
 CIPW5 = b"CIPW05"  # section 5.7: JOB F10/F11, the W3C trace context (traceparent, tracestate); READY as CIPW04
+CIPW6 = b"CIPW06"  # section 5.17: JOB in 4 frames, its fields packed into one binary header; otherwise as CIPW05
 CLIENT_SIGNATURES = {1: CIPC, 2: CIPC2, 3: CIPC3}
 CLIENT_VERSIONS = {sig: v for v, sig in CLIENT_SIGNATURES.items()}
-WORKER_SIGNATURES = {1: CIPW, 2: CIPW2, 3: CIPW3, 4: CIPW4, 5: CIPW5}
+WORKER_SIGNATURES = {1: CIPW, 2: CIPW2, 3: CIPW3, 4: CIPW4, 5: CIPW5, 6: CIPW6}
 WORKER_VERSIONS = {sig: v for v, sig in WORKER_SIGNATURES.items()}
 JOB_PHASES = ("resolve", "confirm", "handle")
+PHASE_CODES = {phase: code for code, phase in enumerate(JOB_PHASES)}  # 5.17: the phase bytes of a CIPW06 JOB header
 REQUEST_PHASES = JOB_PHASES + ("lifecycle",)
 STATUSES = ("final", "progress", "error")
 WORKER_ERROR_CODES = ("malformed", "unsupported-version", "unknown-command", "definition-mismatch")  # 5.9, 5.16
@@ -94,6 +96,125 @@ def next_phase(phase: str) -> str | None:
 def is_decimal_frame(frame: bytes) -> bool:
     """Section 3.3: 1 to 9 ASCII digits and nothing else."""
     return 1 <= len(frame) <= 9 and all(0x30 <= b <= 0x39 for b in frame)
+
+
+_LOWER_HEX = frozenset(b"0123456789abcdef")
+
+
+def is_traceparent(value: bytes) -> bool:
+    """Section 4.2 (REQUEST F8): a W3C traceparent. Version 00 is exactly 55 bytes, `00-<trace id: 32 lowercase
+    hex>-<parent id: 16 lowercase hex>-<flags: 2 lowercase hex>`, trace id and parent id not all zeros; a version
+    other than 00 and ff is accepted when its first 55 bytes have that form and it is 55 bytes long or byte 55 is
+    `-`; at most 512 bytes."""
+    if not 55 <= len(value) <= 512:
+        return False
+    head = value[:55]
+    if (head[2], head[35], head[52]) != (0x2D, 0x2D, 0x2D):
+        return False
+    version, trace_id, parent_id, flags = head[0:2], head[3:35], head[36:52], head[53:55]
+    if not all(set(part) <= _LOWER_HEX for part in (version, trace_id, parent_id, flags)):
+        return False
+    if trace_id == b"0" * 32 or parent_id == b"0" * 16 or version == b"ff":
+        return False
+    return len(value) == 55 or (version != b"00" and value[55] == 0x2D)
+
+
+def is_trace_context(traceparent: bytes, tracestate: bytes) -> bool:
+    """Section 4.2 (REQUEST F8/F9, JOB F10/F11 of 5.7, the trace context of a CIPW06 header, 5.17): no trace (both
+    empty), or a traceparent and a tracestate that is empty or 1..512 bytes of printable ASCII 0x20-0x7E."""
+    if traceparent == b"":
+        return tracestate == b""
+    return is_traceparent(traceparent) and len(tracestate) <= 512 and all(0x20 <= b <= 0x7E for b in tracestate)
+
+
+def pack_job_header(job_id: bytes, intent_type: str | bytes, phase: str | int, last: str | int | None = None,
+                    time_left: int = 3000, attempt: int = 1, key: bytes = b"",
+                    trace: tuple[bytes, bytes] | None = None) -> bytes:
+    """F2 of a CIPW06 JOB (5.17): job id (8 bytes), phase and last phase (a byte each: 0 resolve, 1 confirm,
+    2 handle), time left in ms (u64) and attempt (u32), little-endian, the intent type and the key each after its
+    length (a byte), and with a trace context (`trace`: traceparent, tracestate) their lengths (two bytes each) and
+    bytes; without one the header ends after the key. Nothing is checked, so that a test can build unusable headers
+    (a phase byte 3, attempt 0, a type that is not UTF-8, ...); a phase may be given as its byte."""
+    def code(p: str | int) -> int:
+        return p if isinstance(p, int) else PHASE_CODES[p]
+
+    t = intent_type.encode("utf-8") if isinstance(intent_type, str) else intent_type
+    out = (job_id + bytes([code(phase), code(last if last is not None else phase)])
+           + time_left.to_bytes(8, "little") + attempt.to_bytes(4, "little")
+           + bytes([len(t)]) + t + bytes([len(key)]) + key)
+    if trace is not None:
+        traceparent, tracestate = trace
+        out += len(traceparent).to_bytes(2, "little") + traceparent + len(tracestate).to_bytes(2, "little") + tracestate
+    return out
+
+
+@dataclass
+class JobHeader:
+    """The fields of a CIPW06 JOB header (5.17), named as the CIPW05 frames they replace (5.7)."""
+
+    job_id: bytes       # F2
+    phase: str          # F4
+    last_phase: str     # F9
+    time_left: int      # F5
+    attempt: int        # F8
+    intent_type: str    # F3
+    key: bytes          # F7
+    traced: bool        # whether the header has a trace context part (a CIPW05 JOB of 12 frames)
+    traceparent: bytes  # F10, empty for none
+    tracestate: bytes   # F11
+
+
+def unpack_job_header(header: bytes, frames: list[bytes] | None = None) -> JobHeader:
+    """Read a CIPW06 JOB header (5.17), holding it to every rule: 25..1562 bytes; phase and last phase bytes 0..2,
+    the last not before the phase (W4); an attempt of at least 1; an intent type of 1..255 bytes of well-formed UTF-8
+    (W5); a key of 0..255 bytes; a trace context that follows section 4.2 (traceparent 0 or 55..512 bytes,
+    tracestate 0..512, none without a traceparent); no length that runs past the end and no bytes left over (W3).
+    A ProtocolViolation otherwise."""
+    violation(25 <= len(header) <= 1562, f"a CIPW06 JOB header is 25..1562 bytes, not {len(header)} (5.17)", frames)
+    pos = 0
+
+    def take(n: int, what: str) -> bytes:
+        nonlocal pos
+        violation(pos + n <= len(header), f"the CIPW06 JOB header ends inside {what} (5.17: a length past the end)",
+                  frames)
+        chunk = header[pos:pos + n]
+        pos += n
+        return chunk
+
+    job_id = take(8, "the job id")
+    phase, last = take(1, "the phase")[0], take(1, "the last phase")[0]
+    violation(phase <= 2, f"the phase byte of a CIPW06 JOB is 0..2, not {phase} (5.17, W4)", frames)
+    violation(last <= 2, f"the last phase byte of a CIPW06 JOB is 0..2, not {last} (5.17, W4)", frames)
+    violation(last >= phase, "the last phase of a CIPW06 JOB does not come before its phase (5.17, 5.15, W4)", frames)
+    time_left = int.from_bytes(take(8, "the time left"), "little")
+    attempt = int.from_bytes(take(4, "the attempt"), "little")
+    violation(attempt >= 1, "the attempt of a CIPW06 JOB is at least 1 (5.17, 5.13)", frames)
+    n = take(1, "the intent type's length")[0]
+    violation(n >= 1, "the intent type of a CIPW06 JOB is 1..255 bytes (5.17, W5)", frames)
+    raw_type = take(n, "the intent type")
+    try:
+        intent_type = raw_type.decode("utf-8", errors="strict")
+    except UnicodeDecodeError:
+        intent_type = None
+    violation(intent_type is not None, f"the intent type of a CIPW06 JOB is well-formed UTF-8 (5.17, W5): "
+              f"{raw_type!r}", frames)
+    k = take(1, "the key's length")[0]
+    key = take(k, "the idempotency key")
+    traced = pos < len(header)
+    traceparent = tracestate = b""
+    if traced:
+        p = int.from_bytes(take(2, "the traceparent's length"), "little")
+        traceparent = take(p, "the traceparent")
+        s = int.from_bytes(take(2, "the tracestate's length"), "little")
+        tracestate = take(s, "the tracestate")
+        violation(p == 0 or 55 <= p <= 512, f"a traceparent is 0 or 55..512 bytes, not {p} (5.17, 4.2)", frames)
+        violation(s <= 512, f"a tracestate is 0..512 bytes, not {s} (5.17, 4.2)", frames)
+        violation(is_trace_context(traceparent, tracestate), "the trace context of a CIPW06 JOB follows section 4.2 "
+                  f"(5.17): {traceparent!r} {tracestate!r}", frames)
+    violation(pos == len(header), f"{len(header) - pos} bytes left over after the CIPW06 JOB header's fields (5.17)",
+              frames)
+    return JobHeader(job_id, JOB_PHASES[phase], JOB_PHASES[last], time_left, attempt, intent_type, key, traced,
+                     traceparent, tracestate)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -707,6 +828,9 @@ class WorkerMessage:
     key: bytes = b""   # JOB F7 (version 02, 5.13): the request's idempotency key, empty for none
     attempt: int = 0   # JOB F8 (version 02): the attempt with this key, 1 without a key; 0 for a CIPW01 JOB
     last_phase: str = ""  # JOB F9 (version 03, 5.15): the last phase the worker runs; = phase for CIPW01/02 JOBs
+    traceparent: bytes = b""  # JOB F10 (version 05, 5.7; packed in version 06, 5.17): empty for none
+    tracestate: bytes = b""   # JOB F11
+    traced: bool = False  # the JOB had a trace context part: 12 frames (CIPW05), a header past the key (CIPW06)
     received_at: float = field(default_factory=time.monotonic)
 
     @property
@@ -721,6 +845,8 @@ class WorkerMessage:
         extra = f" key={self.key!r} attempt={self.attempt}" if self.version >= 2 and self.command == "JOB" else ""
         if self.version >= 3 and self.command == "JOB":
             extra += f" last={self.last_phase}"
+        if self.traced:
+            extra += f" trace={self.traceparent!r},{self.tracestate!r}"
         return (f"<{self.command}{f' v{self.version}' if self.version >= 2 else ''} {self.job_id!r} {self.intent_type}"
                 f" {self.phase} {self.code} {self.body[:200]!r}{extra}>")
 
@@ -739,7 +865,9 @@ class PyWorker:
         # 1: CIPW01; 2: CIPW02 (5.13): READY with CIPW02, and the broker then speaks CIPW02 to this worker: 9-frame
         # JOBs with key and attempt, CANCEL, every message with F0 CIPW02. 3: CIPW03 (5.15): as 2, with 10-frame JOBs
         # whose F9 is the last phase of the job (a chained lifecycle job is answered with a RESULT per phase; the test
-        # plays the worker and sends them).
+        # plays the worker and sends them). 4 and 5: as 3, READY announces definitions (5.16: pass each type followed
+        # by its definition's JSON in `types`), and a CIPW05 JOB may carry a trace context (5.7, F10/F11). 6: as 5,
+        # with 4-frame JOBs whose fields are packed into one header (5.17), read into the same WorkerMessage fields.
         self.version = version
         self.signature = WORKER_SIGNATURES[version]
         self.registered_version: int | None = None  # the version of the last READY sent through ready()
@@ -909,8 +1037,8 @@ class PyWorker:
 
     def check(self, frames: list[bytes]) -> WorkerMessage:
         violation(len(frames) >= 2, "a CIP message has at least 2 frames", frames)
-        violation(frames[0] in (CIPW, CIPW2, CIPW3, CIPW4, CIPW5), "F0 of a message from the backend is CIPW01 to "
-                  "CIPW05 (9, 5.7, 5.13, 5.15, 5.16)", frames)
+        violation(frames[0] in WORKER_VERSIONS, "F0 of a message from the backend is CIPW01 to CIPW06 (9, 5.7, 5.13, "
+                  "5.15, 5.16, 5.17)", frames)
         command = frames[1].decode("ascii", "replace")
         # 5.1, 5.9: once registered, every message the broker sends a worker is in the version of its READY, ERROR
         # included; but the ERROR to a READY (sent raw in another version) or to a STATS query is in that message's
@@ -928,21 +1056,26 @@ class PyWorker:
             violation(code in WORKER_ERROR_CODES, f"ERROR code {code!r} (5.9)", frames)
             return WorkerMessage(frames, command, code=code, text=frames[3].decode("utf-8"))
         if command == "CANCEL":
-            violation(frames[0] in (CIPW2, CIPW3, CIPW4, CIPW5), "CANCEL exists only from CIPW02 on: a CIPW01 worker never gets it "
+            violation(frames[0] != CIPW, "CANCEL exists only from CIPW02 on: a CIPW01 worker never gets it "
                       "(5.13, 5.15)", frames)
             violation(len(frames) == 3, "CANCEL has exactly 3 frames (5.13)", frames)
             violation(len(frames[2]) == 8, "CANCEL F2 is an 8-byte job id (5.13)", frames)
             return WorkerMessage(frames, command, frames[2])
         violation(command == "JOB", f"the broker sends workers JOB, CANCEL, HEARTBEAT, DISCONNECT, DRAIN or ERROR, "
                   f"not {command!r} (5, 5.13)", frames)
+        if frames[0] == CIPW6:
+            return self._check_packed_job(frames)
         key, attempt = b"", 0
+        traceparent, tracestate = b"", b""
         last = frames[4] if len(frames) > 4 else b""
         if frames[0] in (CIPW2, CIPW3, CIPW4, CIPW5):
             if frames[0] == CIPW5:
                 violation(len(frames) in (10, 12), "a CIPW05 JOB has 10 frames, or 12 with a trace context (5.7)",
                           frames)
-                violation(len(frames) == 10 or frames[11] == b"" or frames[10] != b"",
-                          "a tracestate needs a traceparent (4.2, 5.7)", frames)
+                if len(frames) == 12:
+                    traceparent, tracestate = frames[10], frames[11]
+                    violation(is_trace_context(traceparent, tracestate), "JOB F10/F11 are a trace context as REQUEST "
+                              "F8/F9, or both empty (4.2, 5.7)", frames)
             if frames[0] in (CIPW3, CIPW4, CIPW5):
                 violation(len(frames) == 10 or (len(frames) == 12 and frames[0] == CIPW5),
                           "a CIPW03 (and CIPW04) JOB has exactly 10 frames (5.15, 5.16)", frames)
@@ -973,7 +1106,22 @@ class PyWorker:
         violation(is_decimal_frame(left), "JOB F5 is a decimal (3.3, 5.7)", frames)
         violation(len(body) > 0, "a body frame is never empty", frames)
         return WorkerMessage(frames, "JOB", job_id, intent_type.decode(), phase.decode(), int(left), body, key=key,
-                             attempt=attempt, last_phase=last.decode())
+                             attempt=attempt, last_phase=last.decode(), traceparent=traceparent, tracestate=tracestate,
+                             traced=len(frames) == 12)
+
+    def _check_packed_job(self, frames: list[bytes]) -> WorkerMessage:
+        """A CIPW06 JOB (5.17): exactly 4 frames, the header (every field checked by unpack_job_header) and a body
+        that is not empty; the key and attempt as in 5.13 and 5.15."""
+        violation(len(frames) == 4, "a CIPW06 JOB has exactly 4 frames: F0, JOB, the header, the body (5.17)", frames)
+        h = unpack_job_header(frames[2], frames)
+        body = frames[3]
+        violation(len(body) > 0, "a body frame is never empty (5.17: F3 not empty)", frames)
+        violation(h.key != b"" or h.attempt == 1, "the attempt is 1 without a key (5.13)", frames)
+        violation(h.key == b"" or h.last_phase == "handle", "the key is always empty for a job without a handle phase "
+                  "(5.13, 5.15)", frames)
+        return WorkerMessage(frames, "JOB", h.job_id, h.intent_type, h.phase, h.time_left, body, key=h.key,
+                             attempt=h.attempt, last_phase=h.last_phase, traceparent=h.traceparent,
+                             tracestate=h.tracestate, traced=h.traced)
 
     def close(self) -> None:
         """Stop the I/O thread and close the socket (200 ms linger so that a last DISCONNECT goes out)."""
@@ -1003,6 +1151,9 @@ class FromWorker:
     received_at: float = field(default_factory=time.monotonic)
     phase: str = ""    # RESULT: the phase it answers, for a job this PyBroker sent with job() (5.15: one per phase)
     last: bool = True  # RESULT: whether it is its job's last RESULT (False: a continue before the job's last phase)
+    # A message in a version above the PyBroker's max_version: answered ERROR unsupported-version (check 2 of 5.12),
+    # nothing else done with it (a READY does not register).
+    refused: bool = False
 
     @property
     def job_id(self) -> bytes:
@@ -1022,7 +1173,9 @@ class FromWorker:
 
     def __repr__(self) -> str:
         more = f" {self.phase}{'' if self.last else ' (not last)'}" if self.command == "RESULT" and self.phase else ""
-        return f"<{self.command} from {self.routing_id!r} {self.frames[2:5]!r}{more}>"
+        more += " (refused)" if self.refused else ""
+        signature = self.frames[0].decode("ascii", "replace")
+        return f"<{self.command} {signature} from {self.routing_id!r} {self.frames[2:5]!r}{more}>"
 
 
 @dataclass
@@ -1049,12 +1202,21 @@ class PyBroker:
     later than its phase is chained: each RESULT answers the job's current phase (checked by the outcome rule of
     5.11 for that phase), a `continue` before the last phase moves the job on to the next phase, and any other RESULT
     is the job's last. A RESULT for a job after its last RESULT breaks the protocol (5.11: exactly one RESULT per
-    JOB; 5.15: one per phase, up to the last)."""
+    JOB; 5.15: one per phase, up to the last). A CIPW04 to CIPW06 READY announces a definition after each type
+    (5.16). A CIPW05 worker gets 10-frame JOBs, 12 with a trace context (5.7); a CIPW06 worker 4-frame JOBs whose
+    fields are packed into one header (5.17).
+
+    `max_version` plays an older broker (5.17, falling back): a message whose F0 is a later version is not a
+    signature it speaks, so it is answered ERROR `unsupported-version` (check 2 of 5.12; F0 `CIPW01`, or the
+    registered version to a registered worker, 5.9) and dropped: a READY does not register. Such messages are
+    listed in `refused` (and reach next() with `refused` set)."""
 
     def __init__(self, endpoint: str, heartbeat_ms: int = 1000, context: zmq.Context | None = None,
-                 schemas: Schemas = SCHEMA_SET):
+                 schemas: Schemas = SCHEMA_SET, max_version: int = 6):
         self.context = context or zmq.Context.instance()
         self.endpoint = endpoint
+        self.max_version = max_version
+        self.refused: list[FromWorker] = []  # messages answered ERROR unsupported-version (max_version)
         self.interval = heartbeat_ms / 1000.0
         self.schemas = schemas
         self.silent = False
@@ -1121,7 +1283,15 @@ class PyBroker:
                     except ProtocolViolation as e:
                         self.errors.append(e)
                         continue
-                    if m.command == "DRAIN" and self.acknowledge_drain:
+                    if m.refused:
+                        try:  # check 2 of 5.12: a version this broker does not speak
+                            socket.send_multipart([m.routing_id, self.refusal_signature(m), b"ERROR",
+                                                   b"unsupported-version",
+                                                   f"this broker speaks CIPW01 to CIPW{self.max_version:02d}".encode()],
+                                                  zmq.NOBLOCK)
+                        except zmq.ZMQError:
+                            pass
+                    elif m.command == "DRAIN" and self.acknowledge_drain:
                         try:  # 5.5: a broker MUST acknowledge DRAIN (this one sends no JOB afterwards by itself)
                             socket.send_multipart([m.routing_id, self.signature(m.routing_id), b"DRAIN"], zmq.NOBLOCK)
                         except zmq.ZMQError:
@@ -1137,10 +1307,22 @@ class PyBroker:
     def signature(self, rid: bytes) -> bytes:
         return WORKER_SIGNATURES[self.version_of(rid)]
 
+    def refusal_signature(self, m: FromWorker) -> bytes:
+        """F0 of the ERROR unsupported-version that answers a refused message (5.9): the registered version to a
+        registered worker (not for a READY, which starts a new registration), else the message's version, which
+        is `CIPW01` here because its F0 is not a signature this broker speaks."""
+        if m.command != "READY" and m.routing_id in self.registered:
+            return self.signature(m.routing_id)
+        return CIPW
+
     def check(self, rid: bytes, frames: list[bytes]) -> FromWorker:
-        violation(len(frames) >= 2 and frames[0] in WORKER_VERSIONS, "a worker message starts with CIPW01 to CIPW04 "
-                  "(5, 5.13, 5.15, 5.16)", frames)
+        violation(len(frames) >= 2 and frames[0] in WORKER_VERSIONS, "a worker message starts with CIPW01 to CIPW06 "
+                  "(5, 5.13, 5.15, 5.16, 5.17)", frames)
         command = frames[1].decode("ascii", "replace")
+        if WORKER_VERSIONS[frames[0]] > self.max_version and command != "READY":
+            m = FromWorker(rid, frames, command, refused=True)
+            self.refused.append(m)
+            return m
         if command != "READY":
             version = WORKER_VERSIONS[frames[0]]
             violation(version <= self.versions.get(rid, 1), f"a worker registered with "
@@ -1151,8 +1333,9 @@ class PyBroker:
             violation(is_decimal_frame(frames[2]) and 1 <= int(frames[2]) <= 1000, "READY capacity 1..1000", frames)
             violation(frames[3] == rid, f"READY F3 {frames[3]!r} equals the routing id {rid!r} (5.2)", frames)
             types = frames[4:]
-            if frames[0] in (CIPW4, CIPW5):
-                # 5.16: each type is followed by its definition, a JSON object defining that type.
+            if WORKER_VERSIONS[frames[0]] >= 4:
+                # 5.16: each type is followed by its definition, a JSON object defining that type (CIPW05 and CIPW06:
+                # READY as in CIPW04).
                 violation(len(frames) % 2 == 0, "a CIPW04 READY has each intent type followed by its definition",
                           frames)
                 types = frames[4::2]
@@ -1162,6 +1345,11 @@ class PyBroker:
                               "a CIPW04 definition is a JSON object whose \"intent\" is its type (5.16)", frames)
             for t in types:
                 violation(1 <= len(t) <= 255, "an intent type is 1..255 bytes", frames)
+            if WORKER_VERSIONS[frames[0]] > self.max_version:
+                # Checked as a READY of its version all the same (it is one), but refused: check 2 comes first (5.12).
+                m = FromWorker(rid, frames, command, refused=True)
+                self.refused.append(m)
+                return m
             m = FromWorker(rid, frames, command)
             self.registered[rid] = m
             self.versions[rid] = WORKER_VERSIONS[frames[0]]
@@ -1218,22 +1406,32 @@ class PyBroker:
         self._outbox.put([rid, *frames])
 
     def job(self, rid: bytes, intent_type: str, phase: str, body: Any, time_left: int | bytes = 3000,
-            job_id: bytes | None = None, key: bytes = b"", attempt: int | bytes = 1, last: str | None = None) -> bytes:
+            job_id: bytes | None = None, key: bytes = b"", attempt: int | bytes = 1, last: str | None = None,
+            trace: tuple[bytes, bytes] | None = None) -> bytes:
         """Send a JOB (5.7; to a CIPW02 worker with key and attempt, 5.13; to a CIPW03 worker with the last phase
-        `last` as F9, default `phase`, 5.15); returns its job id. `last` needs a CIPW03 worker."""
+        `last` as F9, default `phase`, 5.15; to a CIPW05 worker with the trace context `trace` (traceparent,
+        tracestate) as F10/F11, 10 frames without; to a CIPW06 worker packed, 5.17, the trace context at the end of
+        the header); returns its job id. `last` needs a CIPW03 worker, `trace` a CIPW05 one; `trace=(b"", b"")` is
+        the empty trace context a worker MUST also take as none (5.7)."""
         job_id = job_id or next(self._counter).to_bytes(8, "little")
         version = self.version_of(rid)
         assert last is None or version >= 3, "only a CIPW03 JOB has a last phase (5.15)"
+        assert trace is None or version >= 5, "only a CIPW05 JOB has a trace context (5.7)"
         self.jobs[job_id] = SentJob(rid, intent_type, phase, last or phase)
         self.answered_jobs.discard(job_id)
+        if version >= 6:
+            assert isinstance(time_left, int) and isinstance(attempt, int), "a CIPW06 header holds integers (5.17)"
+            header = pack_job_header(job_id, intent_type, phase, last or phase, time_left, attempt, key, trace)
+            self.send(rid, [self.signature(rid), b"JOB", header, encode(body)])
+            return job_id
         left = time_left if isinstance(time_left, bytes) else str(time_left).encode()
         frames = [self.signature(rid), b"JOB", job_id, intent_type.encode(), phase.encode(), left, encode(body)]
         if version >= 2:
             frames += [key, attempt if isinstance(attempt, bytes) else str(attempt).encode()]
         if version >= 3:
             frames.append((last or phase).encode())
-        if version >= 5:
-            frames += [b"", b""]  # F10, F11: no trace context (5.7)
+        if version >= 5 and trace is not None:
+            frames += list(trace)  # F10, F11 (5.7); a job without a trace context has 10 frames
         self.send(rid, frames)
         return job_id
 
@@ -1265,7 +1463,12 @@ class PyBroker:
             self.inbox.append(m)
 
     def ready(self, timeout: float = 15.0) -> FromWorker:
-        return self.next(lambda m: m.command == "READY", timeout, "READY")
+        """The next READY this broker took (a refused one, see max_version, is not)."""
+        return self.next(lambda m: m.command == "READY" and not m.refused, timeout, "READY")
+
+    def refusal(self, timeout: float = 15.0) -> FromWorker:
+        """The next message refused for its version (max_version): answered ERROR unsupported-version."""
+        return self.next(lambda m: m.refused, timeout, "message in a version above max_version")
 
     def result(self, job_id: bytes, timeout: float = 15.0) -> FromWorker:
         """The next RESULT of job_id (in arrival order: a chained job's RESULTs one call after the other)."""

@@ -2,8 +2,11 @@
 `concierge worker` process with the example handlers. This checks the worker's side of CIP/Worker directly: READY,
 heartbeats, every RESULT against the schemas, the intent definitions and the outcome rule (5.11), the copying of
 bodies, the worker's checks of JOBs (5.12, W1-W7), DISCONNECT and re-registration, silence of the broker, and the
-drain on SIGTERM (8.1). The worker registers with CIPW03 (5.15); its CIPW02 side (5.13: key, attempt, CANCEL) is
-tested with JOBs and CANCELs in CIPW02 and in CIPW03, and its CIPW03 side with chained lifecycle JOBs (F9)."""
+drain on SIGTERM (8.1). The worker registers with CIPW06 (5.17: JOBs packed into 4 frames; otherwise CIPW05); its
+CIPW02 side (5.13: key, attempt, CANCEL) is tested with JOBs and CANCELs in CIPW02, CIPW03 and its own version, its
+CIPW03 side with chained lifecycle JOBs (F9), its checks of JOBs both on packed JOBs and on the frames of CIPW05 (which
+it takes too, W1), the trace context (5.7, 5.17) in both forms, and its fall back to CIPW05 when a broker of version
+05 refuses its CIPW06 READY (5.17)."""
 
 from __future__ import annotations
 
@@ -14,28 +17,49 @@ import time
 import pytest
 
 import cip
-from cip import CIPW, CIPW2, CIPW3, CIPW5, WORKER_SIGNATURES, interaction
+from cip import CIPW, CIPW2, CIPW3, CIPW5, CIPW6, JOB_PHASES, WORKER_SIGNATURES, interaction
 
 HB = 250
 EXAMPLE_TYPES = {b"Echo", b"RequestRide", b"SendMessage", b"SendPayment", b"StartWorkout"}
 
 
 def in_version(broker, rid: bytes, frames: list[bytes]) -> list[bytes]:
-    """Frames written for CIPW01, in the version the broker speaks to the worker (5.13, 5.15): F0 its signature and,
-    for a JOB, an empty key and attempt 1 after the body (CIPW02 and later), then F9 = F4 (CIPW03: a job of one phase;
-    F4 itself when the frame is missing), then an empty trace context (CIPW05). A JOB one frame short stays one frame
-    short."""
+    """Frames written for CIPW01, in the version the broker speaks to the worker (5.13, 5.15, 5.17): F0 its signature
+    and, for a JOB, an empty key and attempt 1 after the body (CIPW02 and later), then F9 = F4 (CIPW03: a job of one
+    phase; F4 itself when the frame is missing); no trace context (CIPW05: 10 frames). A JOB one frame short stays one
+    frame short. In CIPW06 a JOB is packed (5.17): job id, F3, F4 and F5 go into the header, the body (if any) after
+    it. A JOB with no packed form (a job id that is not 8 bytes, a phase that has no byte, a time left that is not a
+    number) skips the test: its CIPW06 counterpart is among test_unusable_v6_jobs_are_malformed and
+    test_a_v6_header_shorter_than_8_bytes_is_ignored, and the frames themselves still run in CIPW05 (fixture
+    `sent`)."""
     version = broker.version_of(rid)
     if not frames or frames[0] != CIPW or version == 1:
         return frames
     out = [WORKER_SIGNATURES[version], *frames[1:]]
     if len(out) >= 2 and out[1] == b"JOB":
+        if version >= 6:
+            return packed(frames)
         out += [b"", b"1"]
         if version >= 3:
             out.append(frames[4] if len(frames) > 4 else b"handle")
-        if version >= 5:
-            out += [b"", b""]  # F10, F11: no trace context (5.7)
     return out
+
+
+def packed(frames: list[bytes]) -> list[bytes]:
+    """A CIPW01 JOB of at least 6 frames as a CIPW06 JOB (5.17): [CIPW06, JOB, header, body] (no body when it had
+    none), no key, attempt 1, the last phase = the phase."""
+    job_id, intent_type, phase, left = frames[2:6]
+    if len(job_id) != 8:
+        pytest.skip("CIPW06 has no job id frame: the job id is the header's first 8 bytes, and a header shorter than "
+                    "8 bytes is test_a_v6_header_shorter_than_8_bytes_is_ignored")
+    if phase.decode("ascii", "replace") not in JOB_PHASES:
+        pytest.skip("a phase word that is not a job phase has no byte in CIPW06: the bytes 3 and up are "
+                    "test_unusable_v6_jobs_are_malformed[phase-3]")
+    if not cip.is_decimal_frame(left):
+        pytest.skip("W6 cannot fail in CIPW06 (5.17): the time left is a binary number, any value of which is "
+                    "usable (test_any_packed_time_left_is_run)")
+    header = cip.pack_job_header(job_id, intent_type, phase.decode(), time_left=int(left))
+    return [CIPW6, b"JOB", header, *frames[6:]]
 
 
 @pytest.fixture
@@ -47,15 +71,26 @@ def pair(spawn):
     return broker, proc, ready.routing_id
 
 
+@pytest.fixture(params=[None, 5], ids=["sent-own", "sent-cipw05"])
+def sent(pair, request):
+    """The pair, with PyBroker speaking the worker's own version to it (CIPW06: packed JOBs, 5.17) or CIPW05 (10 or
+    12 frames, 5.7), which the worker takes too (W1): the checks of a JOB's frames (W3-W7) are the worker's in both
+    forms."""
+    broker, _, rid = pair
+    if request.param is not None and request.param < broker.versions[rid]:
+        broker.send_versions[rid] = request.param
+    return pair
+
+
 def test_ready_announces_capacity_name_and_the_example_types(spawn):
     broker = spawn.pybroker(heartbeat_ms=HB)
     spawn.real_worker(broker, name="announcer", capacity=7)
     ready = broker.ready()
     assert ready.frames[2:4] == [b"7", b"announcer"]
     assert ready.routing_id == b"announcer"
-    # 5.16 (CIPW04, and CIPW05's READY is CIPW04's): each type is followed by its definition, the JSON of
-    # Schemas/intents/<type>.json.
-    assert ready.frames[0] == CIPW5
+    # 5.16 (CIPW04, and the READY of CIPW05 and CIPW06 is CIPW04's): each type is followed by its definition, the
+    # JSON of Schemas/intents/<type>.json.
+    assert ready.frames[0] == CIPW6
     assert set(ready.frames[4::2]) == EXAMPLE_TYPES
     for intent_type, definition in zip(ready.frames[4::2], ready.frames[5::2]):
         announced = json.loads(definition)
@@ -140,8 +175,10 @@ def test_job_ids_are_echoed_and_jobs_answered_in_any_order(pair):
      "invalid-type"),
 ], ids=["6-frames", "lifecycle-phase", "type-not-utf8", "time-left-not-decimal", "empty-body", "not-served",
         "type-mismatch", "invalid-type"])
-def test_worker_answers_unusable_jobs_with_error_results(pair, frames, code):
-    broker, _, rid = pair
+def test_worker_answers_unusable_jobs_with_error_results(sent, frames, code):
+    """5.12 W3-W7 and 5.11 steps 2-4, in CIPW05 frames and packed (5.17; a case with no packed form is skipped there,
+    see in_version)."""
+    broker, _, rid = sent
     broker.send(rid, in_version(broker, rid, frames))
     result = broker.result(frames[2])
     assert (result.outcome, result.json["code"]) == ("error", code)
@@ -156,9 +193,9 @@ def test_worker_answers_unusable_jobs_with_error_results(pair, frames, code):
     [CIPW, b"PING"],                                                 # W2
     [CIPW, b"ERROR", b"malformed", b"some message"],                # an ERROR is only logged
 ], ids=["short-job-id", "other-version", "one-frame", "unknown-command", "error"])
-def test_worker_ignores_what_it_cannot_use(pair, frames):
+def test_worker_ignores_what_it_cannot_use(sent, frames):
     """5.12 W1-W3: ignored (logged); the worker never answers anything but a JOB and stays registered."""
-    broker, proc, rid = pair
+    broker, proc, rid = sent
     broker.send(rid, in_version(broker, rid, frames))
     broker.expect_no_result(0.3)
     assert proc.alive()
@@ -202,20 +239,21 @@ def test_sigterm_drains_the_worker(pair):
 
 # -- CIPW02 (5.13): the worker's side of keys, attempts and CANCEL --------------------------------------------------
 #
-# The worker registers with CIPW03, which is CIPW02 plus chained jobs (5.15), and accepts any signature from the
-# broker (W1). The CIPW02 tests below run twice: with the broker speaking CIPW02 to it (9-frame JOBs and CANCELs in
-# CIPW02, as a broker of version 02 would send them) and speaking its own CIPW03 (10-frame JOBs of one phase, F9 = F4).
+# The worker registers with CIPW06, which has every field of CIPW02 (plus chained jobs, 5.15, definitions, 5.16, the
+# trace context, 5.7, and packed JOBs, 5.17), and accepts any signature from the broker (W1). The CIPW02 tests below
+# run three times: with the broker speaking CIPW02 to it (9-frame JOBs and CANCELs in CIPW02, as a broker of version
+# 02 would send them), CIPW03 (10-frame JOBs of one phase, F9 = F4) and its own CIPW06 (packed JOBs).
 
 
-def test_the_worker_registers_with_cipw05(pair):
-    """The reference worker speaks CIPW05 (5.7: JOB carries the trace context; 5.16: READY announces definitions;
-    5.15: chained lifecycle jobs; 5.13: it cancels the Swift Task running a cancelled job): its READY, and every
-    message after it, has F0 CIPW05."""
+def test_the_worker_registers_with_cipw06(pair):
+    """The reference worker speaks CIPW06 (5.17: a JOB packed into 4 frames; 5.7: JOB carries the trace context;
+    5.16: READY announces definitions; 5.15: chained lifecycle jobs; 5.13: it cancels the Swift Task running a
+    cancelled job): its READY, and every message after it, has F0 CIPW06."""
     broker, _, rid = pair
-    assert broker.versions[rid] == 5, "the worker's READY is not CIPW05"
-    assert broker.registered[rid].frames[0] == CIPW5
+    assert broker.versions[rid] == 6, "the worker's READY is not CIPW06"
+    assert broker.registered[rid].frames[0] == CIPW6
     beat = broker.next(lambda m: m.command == "HEARTBEAT" and m.routing_id == rid, timeout=5)
-    assert beat.frames == [CIPW5, b"HEARTBEAT"]
+    assert beat.frames == [CIPW6, b"HEARTBEAT"]
 
 
 def speaking(pair, version: int):
@@ -224,7 +262,7 @@ def speaking(pair, version: int):
     broker, _, rid = pair
     if broker.versions[rid] < version:
         pytest.skip(f"the worker registered with CIPW0{broker.versions[rid]} "
-                    "(test_the_worker_registers_with_cipw04 fails)")
+                    "(test_the_worker_registers_with_cipw06 fails)")
     return pair
 
 
@@ -234,12 +272,13 @@ def worker2(pair):
     return speaking(pair, 2)
 
 
-@pytest.fixture(params=[2, 3], ids=["sent-cipw02", "sent-cipw03"])
+@pytest.fixture(params=[2, 3, None], ids=["sent-cipw02", "sent-cipw03", "sent-own"])
 def pair2(worker2, request):
-    """The pair, with PyBroker speaking CIPW02 (param 2: 9-frame JOBs, CIPW02 CANCEL and HEARTBEAT) or the worker's
-    own version (3) to the worker; the worker answers in its own signature either way."""
+    """The pair, with PyBroker speaking CIPW02 (param 2: 9-frame JOBs, CIPW02 CANCEL and HEARTBEAT), CIPW03 (10-frame
+    JOBs) or the worker's own version (CIPW06: packed JOBs, 5.17) to the worker; the worker answers in its own
+    signature either way."""
     broker, _, rid = worker2
-    if request.param < broker.versions[rid]:
+    if request.param is not None and request.param < broker.versions[rid]:
         broker.send_versions[rid] = request.param
     return worker2
 
@@ -473,3 +512,226 @@ def test_sigterm_drain_finishes_a_chained_job(pair3):
     assert [(r.outcome, r.phase) for r in rest] == [("continue", "confirm"), ("stop", "handle")]
     broker.next(lambda m: m.command == "DISCONNECT")
     assert proc.wait(10) == 0
+
+
+# -- CIPW06 (5.17): packed JOBs, and the fall back to CIPW05 -----------------------------------------------------------
+
+
+TRACEPARENT = b"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+# 4.2: a version other than 00 and ff whose first 55 bytes have the form of version 00, followed by `-` and what that
+# later version appends (ignored); at most 512 bytes.
+LATER_TRACEPARENT = b"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-a-later-version-appends"
+LONGEST_TRACEPARENT = LATER_TRACEPARENT[:56] + b"x" * (512 - 56)
+ECHO_BODY = b'{"intent":{"type":"Echo","parameters":{"text":"x"}}}'
+V6_JOB_ID = b"v6bad\x00\x00\x01"
+
+
+@pytest.fixture
+def pair6(pair):
+    """The pair, when the worker speaks version 06 (packed JOBs)."""
+    return speaking(pair, 6)
+
+
+def v6_header(intent_type: str | bytes = "Echo", phase: str | int = "handle", **kw) -> bytes:
+    """A CIPW06 JOB header (5.17) with job id V6_JOB_ID, by default a usable handle job of Echo."""
+    return cip.pack_job_header(V6_JOB_ID, intent_type, phase, **kw)
+
+
+def u16(n: int) -> bytes:
+    return n.to_bytes(2, "little")
+
+
+TIME_AND_ATTEMPT = (3000).to_bytes(8, "little") + (1).to_bytes(4, "little")
+
+
+@pytest.mark.parametrize("tail", [
+    [V6_JOB_ID + b"\x02", ECHO_BODY],                                     # W3: the header stops after the phase
+    [v6_header()[:-1], ECHO_BODY],                                        # W3: no key length
+    [v6_header() + b"\x00", ECHO_BODY],                                   # W3: a byte after the key
+    [v6_header(trace=(TRACEPARENT, b"k=v")) + b"!", ECHO_BODY],           # W3: a byte after the tracestate
+    [V6_JOB_ID + b"\x02\x02" + TIME_AND_ATTEMPT + b"\xc8Echo\x00", ECHO_BODY],  # W3: type length 200, 5 bytes left
+    [v6_header()[:-1] + b"\x09abc", ECHO_BODY],                           # W3: key length 9, 3 bytes left
+    [v6_header() + u16(55) + TRACEPARENT[:20], ECHO_BODY],                # W3: traceparent past the end
+    [v6_header() + u16(55) + TRACEPARENT + u16(10) + b"k=v", ECHO_BODY],  # W3: tracestate past the end
+    [v6_header() + u16(55), ECHO_BODY],                                   # W3: no tracestate length
+    [v6_header(attempt=0), ECHO_BODY],                                    # W3: attempt 0
+    [v6_header(trace=(b"00-zz", b"")), ECHO_BODY],                        # W3: traceparent malformed (4.2)
+    [v6_header(trace=(TRACEPARENT.upper(), b"")), ECHO_BODY],             # W3: not lowercase hex
+    [v6_header(trace=(b"ff" + TRACEPARENT[2:], b"")), ECHO_BODY],         # W3: version ff
+    [v6_header(trace=(TRACEPARENT[:3] + b"0" * 32 + TRACEPARENT[35:], b"")), ECHO_BODY],  # W3: trace id all zeros
+    [v6_header(trace=(TRACEPARENT + b"-x", b"")), ECHO_BODY],             # W3: version 00 longer than 55 bytes
+    [v6_header(trace=(b"", b"k=v")), ECHO_BODY],                          # W3: a tracestate without traceparent
+    [v6_header(trace=(TRACEPARENT, b"k=\tv")), ECHO_BODY],                # W3: tracestate not printable ASCII
+    [v6_header(trace=(TRACEPARENT, b"k" * 513)), ECHO_BODY],              # W3: tracestate of 513 bytes
+    [v6_header(trace=(LONGEST_TRACEPARENT + b"x", b"")), ECHO_BODY],      # W3: traceparent of 513 bytes
+    [v6_header(), ECHO_BODY, b"x"],                                       # W3: 5 frames
+    [v6_header()],                                                        # W3: 3 frames
+    [V6_JOB_ID, b"Echo", b"handle", b"3000", ECHO_BODY, b"", b"1", b"handle"],  # W3: CIPW05's 10 frames, F0 CIPW06
+    [v6_header(phase=3, last=3), ECHO_BODY],                              # W4: phase byte 3
+    [v6_header(phase=255, last=255), ECHO_BODY],                          # W4: phase byte 255
+    [v6_header(phase="handle", last=3), ECHO_BODY],                       # W4: last phase byte 3
+    [v6_header(phase="handle", last="confirm"), ECHO_BODY],               # W4: last phase before the phase
+    [v6_header(phase="confirm", last="resolve"), ECHO_BODY],              # W4: last phase before the phase
+    [v6_header(intent_type=b"Ec\xffho"), ECHO_BODY],                      # W5: type not UTF-8
+    [v6_header(intent_type=b"Ech\xc3"), ECHO_BODY],                       # W5: type ends inside a character
+    [v6_header(intent_type=b""), ECHO_BODY],                              # W5: empty type
+    [v6_header(), b""],                                                   # W7: empty body
+], ids=["header-9-bytes", "no-key-length", "byte-after-key", "byte-after-tracestate", "type-past-end",
+        "key-past-end", "traceparent-past-end", "tracestate-past-end", "no-tracestate-length", "attempt-0",
+        "traceparent-malformed", "traceparent-uppercase", "traceparent-version-ff", "trace-id-zero",
+        "traceparent-00-too-long", "tracestate-without-traceparent", "tracestate-tab", "tracestate-513",
+        "traceparent-513", "5-frames", "3-frames", "10-frames", "phase-3", "phase-255", "last-phase-3",
+        "handle-through-confirm", "confirm-through-resolve", "type-not-utf8", "type-truncated-utf8", "type-empty",
+        "empty-body"])
+def test_unusable_v6_jobs_are_malformed(pair6, tail):
+    """5.17 and 5.12 W3-W7: a CIPW06 JOB whose header's lengths do not add up (a length past the end, bytes left
+    over), with an attempt of 0, a trace context that breaks 4.2, another frame count than 4, a phase byte other than
+    0 to 2 or a last phase before the phase, an empty or ill-formed type or an empty body is answered RESULT error
+    malformed, the job id (the header's first 8 bytes) echoed; exactly one RESULT, no phase runs, and the worker goes
+    on."""
+    broker, proc, rid = pair6
+    assert len(tail[0]) >= 8, "a header of at least 8 bytes (its job id): the JOB is answered (W3)"
+    broker.send(rid, [CIPW6, b"JOB", *tail])
+    result = broker.result(V6_JOB_ID)
+    assert (result.outcome, result.json["code"]) == ("error", "malformed"), result
+    assert result.frames[0] == CIPW6
+    broker.expect_no_result(0.3)
+    assert proc.alive()
+    assert broker.result(broker.job(rid, "Echo", "handle", interaction("Echo", text="after"))).outcome == "stop"
+
+
+@pytest.mark.parametrize("tail", [
+    [],
+    [b""],
+    [b"", ECHO_BODY],
+    [b"v6short", ECHO_BODY],
+    [b"\x00" * 7],
+    [b"v6short", ECHO_BODY, b"x"],
+], ids=["2-frames", "empty-header-3-frames", "empty-header", "7-byte-header", "7-bytes-3-frames", "7-bytes-5-frames"])
+def test_a_v6_header_shorter_than_8_bytes_is_ignored(pair6, tail):
+    """5.17 and W3: a CIPW06 JOB without a header of at least 8 bytes has no job id to answer: it is ignored (logged),
+    and the worker stays registered and runs the next job."""
+    broker, proc, rid = pair6
+    broker.send(rid, [CIPW6, b"JOB", *tail])
+    broker.expect_no_result(0.5)
+    assert proc.alive()
+    assert broker.result(broker.job(rid, "Echo", "handle", interaction("Echo", text="still here"))).outcome == "stop"
+
+
+@pytest.mark.parametrize("trace,seen", [
+    (None, None),
+    ((b"", b""), None),
+    ((TRACEPARENT, b""), TRACEPARENT),
+    ((TRACEPARENT, b"vendor=1,other=two"), TRACEPARENT),
+    ((LATER_TRACEPARENT, b"k=v"), LATER_TRACEPARENT),
+], ids=["none", "empty", "traceparent", "with-tracestate", "later-version"])
+def test_the_trace_context_of_a_job_reaches_the_handler(sent, trace, seen):
+    """5.7 and 5.17: the trace context of a JOB (CIPW05: F10/F11; CIPW06: after the key at the end of the header)
+    is the handler's (Echo answers the traceparent its context holds). A job without one (CIPW05: 10 frames; CIPW06:
+    a header that ends after the key) or with an empty one (F10/F11 empty; lengths 0 and 0) has none. The key and
+    attempt reach the handler alongside."""
+    broker, _, rid = sent
+    job = broker.job(rid, "Echo", "handle", interaction("Echo", text="traced"), key=b"key-t", attempt=4, trace=trace)
+    result = broker.result(job)
+    assert result.frames[0] == own_signature(broker, rid)
+    data = result.json["handle"]["data"]
+    assert data.get("traceparent") == (seen.decode() if seen is not None else None), data
+    assert (data["text"], data["attempt"], data["idempotencyKey"]) == ("traced", 4, "key-t")
+
+
+def test_the_largest_packed_header_is_read(pair6):
+    """5.17: a header of 1,562 bytes, the most there is (an intent type and a key of 255 bytes, a traceparent and a
+    tracestate of 512), is usable: its type, served by nobody, is answered unknown-intent (5.11 step 2); an Echo job
+    with a key and trace context of that size, the largest attempt and time left, runs and its handler sees them."""
+    broker, _, rid = pair6
+    trace = (LONGEST_TRACEPARENT, b"s" * 512)
+    unknown = "X" * 255
+    header = cip.pack_job_header(V6_JOB_ID, unknown, "handle", key=b"k" * 255, trace=trace)
+    assert len(header) == 1562
+    broker.send(rid, [CIPW6, b"JOB", header, cip.encode(interaction(unknown))])
+    result = broker.result(V6_JOB_ID)
+    assert (result.outcome, result.json["code"]) == ("error", "unknown-intent"), result
+    job = broker.job(rid, "Echo", "handle", interaction("Echo", text="big"), key=b"k" * 255, attempt=2**32 - 1,
+                     time_left=2**64 - 1, trace=trace)
+    data = broker.result(job).json["handle"]["data"]
+    assert (data["text"], data["attempt"], data["idempotencyKey"]) == ("big", 2**32 - 1, "k" * 255)
+    assert data["traceparent"] == LONGEST_TRACEPARENT.decode()
+
+
+@pytest.mark.parametrize("time_left", [0, 1, 2**32, 2**63 - 1, 2**63, 2**64 - 1])
+def test_any_packed_time_left_is_run(pair6, time_left):
+    """5.17: the time left is an unsigned 8-byte number, so W6 cannot fail: whatever its value, the job is run (5.7:
+    a hint, not a limit)."""
+    broker, proc, rid = pair6
+    result = broker.result(broker.job(rid, "Echo", "handle", interaction("Echo", text="t"), time_left=time_left))
+    assert result.outcome == "stop" and result.json["handle"]["data"]["text"] == "t"
+    assert proc.alive()
+
+
+def test_a_packed_chained_job_runs_every_phase(pair6):
+    """5.17 and 5.15: a packed JOB's last phase byte chains the phases as F9 does: resolve through handle, a RESULT
+    per phase under the header's job id, the key and attempt of the header for handle."""
+    broker, _, rid = pair6
+    job = broker.job(rid, "Echo", "resolve", interaction("Echo", text="chain"), key=b"key-6", attempt=3,
+                     last="handle", trace=(TRACEPARENT, b""))
+    results = broker.results(job)
+    assert [(r.outcome, r.phase) for r in results] == [("continue", "resolve"), ("continue", "confirm"),
+                                                       ("stop", "handle")]
+    assert all(r.frames[0] == CIPW6 for r in results)
+    data = results[-1].json["handle"]["data"]
+    assert (data["attempt"], data["idempotencyKey"], data["traceparent"]) == (3, "key-6", TRACEPARENT.decode())
+
+
+def pybroker_of(spawn, max_version: int, heartbeat_ms: int = HB) -> cip.PyBroker:
+    """A Python broker that speaks CIPW01 to CIPW0<max_version> only: one of an older version (5.17) below 6."""
+    b = cip.PyBroker(f"ipc://{spawn.run_dir}/{spawn._name('pyb')}.sock", heartbeat_ms=heartbeat_ms,
+                     max_version=max_version)
+    spawn.closables.append(b)
+    return b
+
+
+def test_a_broker_of_version_05_makes_the_worker_fall_back_to_cipw05(spawn):
+    """5.17, falling back: a broker that speaks only versions 01 to 05 answers the worker's CIPW06 READY with ERROR
+    unsupported-version (check 2 of 5.12; F0 CIPW01, as the READY's F0 is no signature it speaks, 5.9), and does not
+    register it. The worker registers again at once (well within the 3 s of silence after which it would reconnect
+    anyway, 7.1), on a new connection under the same routing id, with a CIPW05 READY announcing what the CIPW06 one
+    did; it is then spoken to in CIPW05 (a 10-frame JOB, 12 with a trace context) and answers in CIPW05. It keeps to
+    version 05 on that endpoint: after DISCONNECT it registers again with CIPW05, not CIPW06."""
+    broker = pybroker_of(spawn, 5, heartbeat_ms=1000)
+    proc = spawn.real_worker(broker, name="falls-back", capacity=2)
+    refused = broker.refusal()
+    assert (refused.command, refused.frames[0], refused.routing_id) == ("READY", CIPW6, b"falls-back"), refused
+    ready = broker.ready(timeout=10)
+    assert (ready.frames[0], ready.routing_id) == (CIPW5, b"falls-back"), ready
+    assert ready.frames[1:] == refused.frames[1:], "the CIPW05 READY announces what the CIPW06 one did"
+    assert ready.received_at - refused.received_at < 1.5, "the worker registers again at once (5.17)"
+    rid = ready.routing_id
+    assert broker.versions[rid] == 5 and rid in broker.registered
+    beat = broker.next(lambda m: m.command == "HEARTBEAT" and m.routing_id == rid, timeout=5)
+    assert beat.frames == [CIPW5, b"HEARTBEAT"]
+    job = broker.job(rid, "Echo", "handle", interaction("Echo", text="old broker"), key=b"key-05", attempt=2)
+    result = broker.result(job)
+    assert (result.frames[0], result.outcome) == (CIPW5, "stop"), result
+    data = result.json["handle"]["data"]
+    assert (data["text"], data["attempt"], data["idempotencyKey"]) == ("old broker", 2, "key-05")
+    assert "traceparent" not in data
+    traced = broker.result(broker.job(rid, "Echo", "handle", interaction("Echo", text="traced"),
+                                      trace=(TRACEPARENT, b"k=v")))
+    assert traced.frames[0] == CIPW5 and traced.json["handle"]["data"]["traceparent"] == TRACEPARENT.decode()
+    broker.send(rid, [CIPW5, b"DISCONNECT"])
+    again = broker.ready(timeout=10)
+    assert (again.frames[0], again.routing_id) == (CIPW5, rid), again
+    assert len(broker.refused) == 1, f"the worker tried CIPW06 again: {broker.refused}"
+    assert broker.result(broker.job(rid, "Echo", "handle", interaction("Echo", text="again"))).frames[0] == CIPW5
+    assert proc.alive()
+
+
+def test_a_broker_of_version_06_takes_the_cipw06_ready(spawn):
+    """5.17: the counterpart of the fall back: a PyBroker of version 06 (max_version=6, the default) refuses
+    nothing, and the worker stays with CIPW06."""
+    broker = pybroker_of(spawn, 6)
+    spawn.real_worker(broker, name="stays")
+    ready = broker.ready()
+    assert ready.frames[0] == CIPW6
+    broker.expect_no_result(0.5)
+    assert broker.refused == [] and broker.versions[ready.routing_id] == 6
