@@ -92,6 +92,16 @@ def caller(broker):
     c.close()
 
 
+def answer_resolve_and_confirm(w, job, text: str) -> bytes:
+    """Answers a chained job's resolve (text resolved to `text`) and confirm (ready) with `continue` RESULTs under its
+    job id (5.15); returns the confirm RESULT's body."""
+    resolved = with_phase(job.body, "resolve", {"text": {"kind": "success", "value": text}})
+    w.result(job, "continue", resolved)
+    confirmed = with_phase(resolved, "confirm", {"code": "ready"})
+    w.result(job, "continue", confirmed)
+    return confirmed
+
+
 def test_a_v6_worker_is_spoken_to_in_cipw06_and_gets_packed_jobs(spawn, broker):
     """5.17: a keyed handle REQUEST without a trace context reaches a CIPW06 worker as [CIPW06, JOB, header, body]:
     phase and last phase handle, the key and attempt 1, the time left within the deadline, the header ending after the
@@ -124,10 +134,7 @@ def test_a_keyed_lifecycle_in_packed_jobs(spawn, broker):
     first = w.job()
     assert_packed(first)
     assert (first.phase, first.last_phase, first.key, first.attempt) == ("resolve", "confirm", b"", 1)
-    resolved = with_phase(first.body, "resolve", {"text": {"kind": "success", "value": "life"}})
-    w.result(first, "continue", resolved)
-    confirmed = with_phase(resolved, "confirm", {"code": "ready"})
-    w.result(first, "continue", confirmed)
+    confirmed = answer_resolve_and_confirm(w, first, "life")
     handle = w.job()
     assert_packed(handle)
     assert (handle.phase, handle.last_phase, handle.key, handle.attempt) == ("handle", "handle", k, 1)
@@ -147,10 +154,7 @@ def test_a_whole_lifecycle_in_one_packed_job(spawn):
     job = w.job()
     assert_packed(job)
     assert (job.phase, job.last_phase, job.key, job.attempt) == ("resolve", "handle", b"", 1)
-    resolved = with_phase(job.body, "resolve", {"text": {"kind": "success", "value": "whole"}})
-    w.result(job, "continue", resolved)
-    confirmed = with_phase(resolved, "confirm", {"code": "ready"})
-    w.result(job, "continue", confirmed)
+    confirmed = answer_resolve_and_confirm(w, job, "whole")
     w.result(job, "stop", with_phase(confirmed, "handle", {"code": "success", "userActivity": {
         "activityType": "PyEcho", "userInfo": {}}}))
     assert c.ending(rid).status == "final"
