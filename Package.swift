@@ -85,9 +85,13 @@ let package = Package(
         ),
         // Transcripts: the format, reader, writer, comparison and coverage; the broker links it, so ConciergeJSON only.
         .target(name: "IntentTranscript", dependencies: ["ConciergeJSON"], swiftSettings: swiftSettings),
+        .target(
+            name: "IntentPermissions", dependencies: ["ConciergeJSON", "IntentVocabulary"], swiftSettings: swiftSettings
+        ),
         // Replaying transcripts against a worker process or a live broker: the targets that need sockets.
         .target(
-            name: "IntentTranscriptReplay", dependencies: ["IntentTranscript", "IntentWire", "ZeroMQ", "ConciergeJSON"],
+            name: "IntentTranscriptReplay",
+            dependencies: ["IntentTranscript", "IntentWire", "ZeroMQ", "ConciergeJSON"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -223,6 +227,7 @@ let package = Package(
             dependencies: [
                 "IntentBroker", "IntentWorker", "IntentPool", "IntentClient", "IntentLoad", "ConciergeExamples",
                 "ConciergeJSON", "IntentWire", "ZeroMQ", "ConciergeCommandLine", "IntentJournal", "ConciergeHTTP",
+                "IntentPermissions",
                 "ConciergeTop", "IntentKit", "IntentTranscript", "IntentTranscriptReplay", "IntentTesting",
                 "ConciergeGateway", "ConciergeTracing",
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -288,6 +293,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "IntentWire"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "IntentPermissionsTests", dependencies: ["IntentPermissions", "IntentVocabulary"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "ConciergeJSONTests",
             dependencies: ["ConciergeJSON", .product(name: "PropertyBased", package: "swift-property-based")],
