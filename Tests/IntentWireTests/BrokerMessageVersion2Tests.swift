@@ -121,6 +121,6 @@ import Testing
                 try decoder.decode(frames(signature, "ERROR", "malformed", "m"))
                     == .error(code: "malformed", message: "m"))
         }
-        #expect(error(frames("CIPW06", "HEARTBEAT"))?.check == 1)
+        #expect(error(frames("CIPW07", "HEARTBEAT"))?.check == 1)
     }
 }

@@ -37,7 +37,7 @@ import Testing
 
     @Test func otherMessagesAreNotQueries() throws {
         for message in [
-            frames("CIPW01", "STATS"), frames("CIPW02", "HEARTBEAT"), frames("CIPW02"), frames("CIPW06", "STATS"),
+            frames("CIPW01", "STATS"), frames("CIPW02", "HEARTBEAT"), frames("CIPW02"), frames("CIPW07", "STATS"),
             frames("CIPW02", "stats"),
         ] {
             #expect(try !decoder.isStatsQuery(message), "\(message)")
