@@ -30,7 +30,7 @@ public struct IntentPattern: Sendable, Hashable, CustomStringConvertible {
         guard !type.isEmpty, type.utf8.count <= 255 else {
             throw PatternError("the type part must be 1 to 255 characters")
         }
-        guard type.utf8.allSatisfy({ Self.isTypeByte($0) || $0 == UInt8(ascii: "*") }) else {
+        guard type.utf8.allSatisfy({ IntentTypeName.isValidByte($0) || $0 == UInt8(ascii: "*") }) else {
             throw PatternError("a type pattern has only A-Z, a-z, 0-9, '_', '.', '-' and the wildcard '*'")
         }
         var phases = Self.everyPhase
@@ -90,14 +90,6 @@ public struct IntentPattern: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
-    static func isTypeByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"):
-            true
-        default: false
-        }
-    }
 }
 
 /// Why an allow or deny entry is not a pattern.

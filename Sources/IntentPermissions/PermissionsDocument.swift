@@ -1,4 +1,5 @@
 import ConciergeJSON
+import IntentVocabulary
 
 /// Reads a permissions document's JSON into ``Permissions``, checking it as
 /// `Schemas/json/permissions.schema.json` does and naming the place of the first thing wrong.
@@ -30,7 +31,7 @@ struct PermissionsDocument {
 
     private static func identity(_ name: String, _ value: JSONValue) throws(PermissionsError) -> PermissionIdentity {
         let at = "identities.\(name)"
-        guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy(IntentPattern.isTypeByte) else {
+        guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy(IntentTypeName.isValidByte) else {
             throw fail(at, "an identity's name is 1 to 64 characters of A-Z, a-z, 0-9, '_', '.' and '-'")
         }
         guard let object = value.objectValue else { throw fail(at, "must be an object") }

@@ -139,7 +139,7 @@ extension BrokerCore {
         guard let json = try? JSONValue.parse(body), case .object(let interaction) = json,
             case .object(let intent)? = interaction["intent"], case .string(let type)? = intent["type"],
             !type.isEmpty, type.utf8.count <= CIP.maxIntentTypeLength,
-            type.utf8.allSatisfy(Self.isIntentTypeByte)
+            type.utf8.allSatisfy(IntentTypeName.isValidByte)
         else {
             return refuseTurn(
                 turn, client: client, .badAnswer,
@@ -470,15 +470,6 @@ extension BrokerCore {
             journal.append(.conversation(key, conversation.journalDocument()))
         } else {
             journal.append(.conversationRemoved(key))
-        }
-    }
-
-    static func isIntentTypeByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"):
-            true
-        default: false
         }
     }
 
