@@ -97,7 +97,7 @@ let package = Package(
         .target(
             name: "IntentBroker",
             dependencies: [
-                "ZeroMQ", "IntentWire", "IntentJournal", "IntentTranscript",
+                "ZeroMQ", "IntentWire", "IntentJournal", "IntentTranscript", "IntentPermissions",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -338,7 +338,7 @@ let package = Package(
         .testTarget(
             name: "IntentBrokerTests",
             dependencies: [
-                "IntentBroker", "IntentWire", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+                "IntentBroker", "IntentWire", "IntentPermissions", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
@@ -384,7 +384,7 @@ let package = Package(
             dependencies: [
                 "concierge", "concierge-worker", "ConciergeTestKit", "ConciergeCommandLine", "IntentClient", "ZeroMQ",
                 "IntentWire",
-                "ConciergeJSON", "IntentBroker", "ConciergeTop", .product(name: "Logging", package: "swift-log"),
+                "ConciergeJSON", "IntentBroker", "IntentPermissions", "ConciergeTop", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -16,7 +16,7 @@ public enum ErrorStatus {
         "bad-idempotency-key": 400, "bad-request-id": 400, "bad-conversation-id": 400, "bad-wait": 400,
         "bad-body": 400, "bad-answer": 400, "bad-flags": 400, "bad-trace-context": 400,
         "unsupported-media-type": 415, "not-acceptable": 406, "body-too-large": 413, "too-large": 413,
-        "unauthorized": 401, "not-found": 404, "method-not-allowed": 405,
+        "unauthorized": 401, "forbidden": 403, "not-found": 404, "method-not-allowed": 405,
         // Read, but does not fit the intent's definition or the conversation.
         "unknown-parameter": 422, "invalid-type": 422, "out-of-range": 422, "missing-parameter": 422,
         "invalid-enum": 422, "handler-failed": 422, "idempotency-conflict": 422, "not-asked": 422,

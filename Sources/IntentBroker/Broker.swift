@@ -1,3 +1,4 @@
+public import IntentPermissions
 public import Logging
 public import ServiceLifecycle
 import Synchronization
@@ -46,6 +47,21 @@ public final class Broker: Service, Sendable {
     public var backendEndpoint: String { loop.backendEndpoint }
     /// Liveness and readiness (for `/livez` and `/readyz`), readable from any thread while the broker runs.
     public var health: BrokerHealth { loop.health }
+    /// Puts new permissions in force while the broker runs (from any thread; `Docs/PERMISSIONS.md`): new requests
+    /// and registrations are decided by them from the loop's next turn, requests already accepted go on, and a
+    /// registered worker that may no longer serve one of its types is drained (it gets no new job). Connections stay
+    /// up. nil: every admitted key may do everything again.
+    ///
+    /// - Throws: ``BrokerError/Code/permissionsNeedCurve`` when the broker runs without CURVE (nothing changes).
+    public func replacePermissions(_ permissions: Permissions?) throws(BrokerError) {
+        guard permissions == nil || loop.configuration.curve != nil else {
+            throw BrokerError(
+                code: .permissionsNeedCurve,
+                message: "this broker runs without CURVE: there is no identity to give permissions to")
+        }
+        loop.replacePermissions(permissions)
+    }
+
     /// Counters as of the broker's stop.
     public var statistics: BrokerStatistics { loop.finalStatistics.withLock { $0 } }
 

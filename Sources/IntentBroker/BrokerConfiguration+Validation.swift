@@ -6,6 +6,12 @@ extension BrokerConfiguration {
     /// not above the hard limit, a heartbeat interval and liveness above zero, limits not negative.
     public func validate() throws(BrokerError) {
         func refuse(_ message: String) -> BrokerError { BrokerError(code: .badConfiguration, message: message) }
+        guard permissions == nil || curve != nil else {
+            throw BrokerError(
+                code: .permissionsNeedCurve,
+                message:
+                    "a permissions file needs CURVE (--curve-secret-key): an identity is a client's or worker's key")
+        }
         let deadline = defaultDeadline.milliseconds
         guard defaultDeadline.nanoseconds % 1_000_000 == 0, CIP.deadlineBounds.contains(deadline) else {
             throw refuse(

@@ -1,5 +1,6 @@
 public import CoreMetrics
 public import IntentJournal
+public import IntentPermissions
 public import IntentWire
 
 /// Everything a ``Broker`` can be told. Defaults are the production defaults, on loopback.
@@ -151,6 +152,10 @@ public struct BrokerConfiguration: Sendable {
     /// Without CURVE, allow binding endpoints other hosts can reach (plain text, anyone may connect). Off by
     /// default: see ``checkEndpointSecurity()``.
     public var allowInsecureEndpoints: Bool
+    /// Who may send and serve what (`Docs/PERMISSIONS.md`, PROTOCOL.md 13.3): nil, every admitted key may do
+    /// everything. Needs ``curve``: an identity is a CURVE key. ``Broker/replacePermissions(_:)`` changes it while
+    /// the broker runs.
+    public var permissions: Permissions?
 
     public init(
         frontendEndpoint: String = "tcp://127.0.0.1:5555",

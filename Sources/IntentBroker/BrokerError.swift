@@ -6,6 +6,7 @@ public struct BrokerError: Error, Sendable, CustomStringConvertible {
             case insecureEndpoint = "insecure-endpoint"
             case alreadyRan = "already-ran", pollFailed = "poll-failed"
             case journalFailed = "journal-failed"
+            case permissionsNeedCurve = "permissions-need-curve"
         }
         private let value: Value
         /// An endpoint could not be bound.
@@ -25,6 +26,8 @@ public struct BrokerError: Error, Sendable, CustomStringConvertible {
         /// broker stops rather than act on what it could not record; the message carries the journal's error code
         /// and says what to do.
         public static let journalFailed = Code(value: .journalFailed)
+        /// A permissions file was given without CURVE: without keys there is no identity to give permissions to.
+        public static let permissionsNeedCurve = Code(value: .permissionsNeedCurve)
         public var description: String { value.rawValue }
     }
 

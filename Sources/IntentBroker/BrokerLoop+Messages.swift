@@ -54,7 +54,10 @@ extension BrokerLoop {
     }
 
     /// The client's CURVE public key as our ZAP handler gave it (the message's `User-Id`), empty without CURVE.
-    private func clientIdentity(_ message: borrowing ZMQMultipart) -> [UInt8] {
+    private func clientIdentity(_ message: borrowing ZMQMultipart) -> [UInt8] { peerKey(message) }
+
+    /// The sender's CURVE public key as our ZAP handler gave it (the message's `User-Id`), empty without CURVE.
+    private func peerKey(_ message: borrowing ZMQMultipart) -> [UInt8] {
         guard sockets?.zap != nil else { return [] }
         return message.property(1, "User-Id").map { Array($0.utf8) } ?? []
     }
@@ -107,6 +110,10 @@ extension BrokerLoop {
             // frame as received would keep libzmq's whole receive buffer (8 KiB and more) for as long.
             body = message.takeCompacted(1 + WorkerResult.bodyIndex)
         case .unregistered: version = Self.workerVersion(message)
+        case .ready:
+            // Its permissions are looked up by its CURVE key (PROTOCOL.md 13.3).
+            return core.workerMessage(
+                command, from: routingID, resultBody: nil, identity: peerKey(message), now: MonotonicTime.now())
         default: break
         }
         core.workerMessage(command, from: routingID, resultBody: body, version: version, now: MonotonicTime.now())

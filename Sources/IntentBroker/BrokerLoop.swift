@@ -1,5 +1,6 @@
 import CoreMetrics
 import IntentJournal
+import IntentPermissions
 import IntentWire
 import Logging
 import Synchronization
@@ -30,6 +31,8 @@ final class BrokerLoop: @unchecked Sendable {
     private let bound: Mutex<(frontend: String, backend: String)>
     private let wake = EventFD()
     private let stopRequested = Atomic<Bool>(false)
+    /// Permissions handed over by ``replacePermissions(_:)``, not yet in force (`.some(nil)`: none).
+    private let pendingPermissions = Mutex<Permissions??>(nil)
     /// Whether this standby said so in its log since it last stood by.
     private let standbyAnnounced = Atomic<Bool>(false)
     let finalStatistics = Mutex(BrokerStatistics())
@@ -130,6 +133,18 @@ final class BrokerLoop: @unchecked Sendable {
 
     private var isStopRequested: Bool { stopRequested.load(ordering: .acquiring) }
 
+    /// Hands new permissions to the loop (any thread); they are in force from its next wake-up.
+    func replacePermissions(_ permissions: Permissions?) {
+        pendingPermissions.withLock { $0 = .some(permissions) }
+        wake.signal()
+    }
+
+    /// Puts handed-over permissions in force (loop thread).
+    private func applyPendingPermissions() {
+        guard let permissions = pendingPermissions.withLock({ $0.take() }) else { return }
+        core.replacePermissions(permissions, now: MonotonicTime.now())
+    }
+
     // MARK: The loop
 
     /// Runs the loop until the broker has shut down, then closes the sockets. A standby first waits for the
@@ -167,6 +182,7 @@ final class BrokerLoop: @unchecked Sendable {
         var buffer = ZMQMultipart(capacity: clientDecoder.limits.maxFrames + 1)  // + the routing id
         logger.info("broker ready", metadata: ["frontend": "\(frontendEndpoint)", "backend": "\(backendEndpoint)"])
         if isStopRequested { core.beginShutdown(now: MonotonicTime.now()) }
+        applyPendingPermissions()
         while true {
             let now = MonotonicTime.now()
             report(now: now)
@@ -183,6 +199,7 @@ final class BrokerLoop: @unchecked Sendable {
             if poller.isReadable(wakeIndex) {
                 wake.drain()
                 if isStopRequested { core.beginShutdown(now: MonotonicTime.now()) }
+                applyPendingPermissions()
             }
             if poller.isReadable(journalIndex), let outcome = writer?.takeOutcome() { commitFinished(outcome) }
             drain(sockets, into: &buffer)

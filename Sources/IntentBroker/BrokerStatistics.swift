@@ -35,6 +35,15 @@ public struct BrokerStatistics: Sendable, Equatable {
     public var requestsQuarantined = 0
     /// READYs refused because a definition differed from the one served (`definition-mismatch`, section 5.16).
     public var definitionRefusals = 0
+    /// REQUESTs and TURNs refused `forbidden` by the permissions file (PROTOCOL.md 13.3).
+    public var forbiddenRequests = 0
+    /// READYs refused `forbidden`: the worker's identity may not serve one of its types.
+    public var forbiddenRegistrations = 0
+    /// Permissions put in force while running (``Broker/replacePermissions(_:)``, SIGHUP).
+    public var permissionsReplaced = 0
+    /// Registered workers that a new permissions file no longer lets serve one of their types: they were drained
+    /// (no new jobs; the ones they hold finish).
+    public var workersRevoked = 0
     public var malformedClientMessages = 0
     public var malformedWorkerMessages = 0
     /// Replies that could not be delivered (client gone or its queue full); still available to STATUS.

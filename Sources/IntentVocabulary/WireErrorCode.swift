@@ -79,6 +79,9 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     /// not accept (`Docs/JOURNAL.md`). Nothing was accepted; the broker recovers by itself when the database
     /// returns, so the request may be sent again later.
     public static let unavailable = WireErrorCode("unavailable")
+    /// The broker's permissions file (`Docs/PERMISSIONS.md`) does not let the sender's identity send this intent
+    /// type in this phase, or a worker's identity serve one of the types its READY announced (PROTOCOL.md 13.3).
+    public static let forbidden = WireErrorCode("forbidden")
 
     /// No conversation with this id belongs to this client (never started, forgotten, or another client's: the same
     /// answer, so that nothing leaks).

@@ -3,6 +3,7 @@ public struct WorkerError: Error, Sendable, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Value: String {
             case pollFailed = "poll-failed", alreadyRan = "already-ran", definitionRefused = "definition-refused"
+            case registrationForbidden = "registration-forbidden"
         }
         private let value: Value
         /// Waiting on the worker's socket failed (`zmq_poll` reported an error other than an interruption), so the
@@ -14,6 +15,9 @@ public struct WorkerError: Error, Sendable, CustomStringConvertible {
         /// served (`definition-mismatch`, PROTOCOL.md section 5.16); the message says which and why. Registering
         /// again would only be refused again.
         public static let definitionRefused = Code(value: .definitionRefused)
+        /// The broker refused the worker's registration: its permissions file does not let the worker's CURVE key
+        /// serve one of its intent types (`forbidden`, PROTOCOL.md section 13.3); the message names them.
+        public static let registrationForbidden = Code(value: .registrationForbidden)
         public var description: String { value.rawValue }
     }
 

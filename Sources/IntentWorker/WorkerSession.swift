@@ -181,6 +181,7 @@ struct WorkerSession {
             // and stopped accepting, or it is going away). Registering again at once would repeat, over and over.
             return .reconnectElsewhere
         }
+        let answersReady = !registered
         registered = true
         reconnectDelay = timing.reconnectInitialDelay
         switch command {
@@ -199,6 +200,11 @@ struct WorkerSession {
         case .error(let code, let text) where code == WireErrorCode.definitionMismatch.rawValue:
             // The answer to READY (section 5.16): registering again would be refused again.
             failure = WorkerError(code: .definitionRefused, message: text)
+            return .stop(message: text)
+        case .error(let code, let text) where code == WireErrorCode.forbidden.rawValue && answersReady:
+            // The answer to READY (section 13.3): the broker's permissions do not let this worker's key serve one of
+            // its intent types; registering again would be refused again.
+            failure = WorkerError(code: .registrationForbidden, message: text)
             return .stop(message: text)
         case .error(let code, let text):
             return .reportError(code: code, message: text)

@@ -313,6 +313,9 @@ struct BrokerCommand: AsyncParsableCommand {
             services.append(BrokerHTTP.server(endpoint, metrics: metrics, broker: service, logger: logger))
         }
         services.append(service)
+        if let path = security.permissions {
+            services.append(PermissionsReloader(path: path, broker: service, logger: logger))
+        }
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import IntentBroker
+import IntentPermissions
 import ZeroMQ
 
 /// CURVE and endpoint-security options of the broker (`broker`, `up`).
@@ -30,6 +31,16 @@ struct BrokerSecurityOptions: ParsableArguments {
     )
     var workerKeys: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Who may send and serve which intent types (Docs/PERMISSIONS.md; check it with `concierge permissions "
+                + "check`). Needs CURVE. SIGHUP (`concierge permissions reload`) rereads it; a file that does not "
+                + "parse keeps the permissions in force.",
+            valueName: "file"
+        )
+    )
+    var permissions: String?
+
     @Flag(
         help: """
             Without CURVE, bind endpoints other hosts can reach (e.g. tcp://*:5555): plain text, and anyone who can \
@@ -43,10 +54,16 @@ struct BrokerSecurityOptions: ParsableArguments {
         guard given == 0 || given == 3 else {
             throw ValidationError("CURVE needs all of --curve-secret-key, --client-keys and --worker-keys")
         }
+        if permissions != nil, given == 0 {
+            throw ValidationError(
+                "permissions-need-curve: --permissions needs CURVE (--curve-secret-key, --client-keys, --worker-keys): "
+                    + "an identity is a client's or worker's key")
+        }
     }
 
-    /// Sets CURVE (read from the files) and the insecure-endpoint override on `configuration`.
-    func apply(to configuration: inout BrokerConfiguration) throws(CurveKeyError) {
+    /// Sets CURVE (read from the files), the permissions and the insecure-endpoint override on `configuration`.
+    func apply(to configuration: inout BrokerConfiguration) throws {
+        if let permissions { configuration.permissions = try Permissions.load(path: permissions) }
         configuration.allowInsecureEndpoints = insecure
         if let curveSecretKey, let clientKeys, let workerKeys {
             configuration.curve = try BrokerCurveConfiguration(

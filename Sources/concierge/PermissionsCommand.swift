@@ -12,9 +12,9 @@ struct PermissionsCommand: ParsableCommand {
             A permissions file names identities, the CURVE public keys each is known by, and the intent types \
             each may send and serve (Docs/PERMISSIONS.md, Schemas/json/permissions.schema.json). Exit status: 0 \
             on success, 1 with `concierge permissions: <code>: <what is wrong, and where>` on standard error. \
-            Codes: permissions-unreadable, permissions-malformed, permissions-duplicate-key, permissions-unknown-key.
+            Codes: permissions-unreadable, permissions-malformed, permissions-duplicate-key, permissions-unknown-key, permissions-reload-failed.
             """,
-        subcommands: [Check.self, Who.self]
+        subcommands: [Check.self, Who.self, Reload.self]
     )
 
     /// Reads a permissions file, or prints its error and exits with status 1.
@@ -93,6 +93,38 @@ struct PermissionsCommand: ParsableCommand {
                 throw PermissionsCommand.fail("permissions-unknown-key: no identity of \(file) lists the key \(z85)")
             }
             print(PermissionsCommand.describe(identity))
+        }
+    }
+
+    struct Reload: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check a broker's permissions file, then tell the broker to reread it (SIGHUP).",
+            discussion: """
+                FILE is the file the broker was started with (--permissions). It is checked first, as `check` \
+                does: a file with an error is not signalled, and the broker keeps the permissions in force. \
+                Connections stay up; requests already accepted go on; a registered worker that may no longer \
+                serve one of its types is drained. The broker logs "permissions file reloaded" (or why it refused \
+                the file, which then changes nothing).
+                """
+        )
+
+        @Option(help: "The broker's process id.")
+        var pid: Int32
+
+        @Argument(help: "The broker's permissions file.")
+        var file: String
+
+        func validate() throws {
+            guard pid > 0 else { throw ValidationError("--pid must be a process id above 0") }
+        }
+
+        func run() throws {
+            let permissions = try PermissionsCommand.load(file)
+            guard kill(pid, SIGHUP) == 0 else {
+                throw PermissionsCommand.fail(
+                    "permissions-reload-failed: cannot signal process \(pid): \(String(cString: strerror(errno)))")
+            }
+            print("\(file): \(permissions.identities.count) identities; sent SIGHUP to broker \(pid)")
         }
     }
 }

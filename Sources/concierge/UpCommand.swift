@@ -135,6 +135,9 @@ struct UpCommand: AsyncParsableCommand {
             services.append(.init(service: server))
         }
         services.append(.init(service: brokerService))
+        if let path = security.permissions {
+            services.append(.init(service: PermissionsReloader(path: path, broker: brokerService, logger: logger)))
+        }
         if let metrics {
             services.append(
                 .init(service: PoolMetricsService(pool: poolService, metrics: metrics, autoscaling: autoscale != nil)))

@@ -48,14 +48,14 @@ JOB_PHASES = ("resolve", "confirm", "handle")
 PHASE_CODES = {phase: code for code, phase in enumerate(JOB_PHASES)}  # 5.17: the phase bytes of a CIPW06 JOB header
 REQUEST_PHASES = JOB_PHASES + ("lifecycle",)
 STATUSES = ("final", "progress", "error")
-WORKER_ERROR_CODES = ("malformed", "unsupported-version", "unknown-command", "definition-mismatch")  # 5.9, 5.16
+WORKER_ERROR_CODES = ("malformed", "unsupported-version", "unknown-command", "definition-mismatch", "forbidden")  # 5.9, 5.16, 13.3
 
 # Section 10.2, "Carried in": which error codes a REPLY or a STATUS answer may hold.
 REPLY_CODES = {
     "malformed", "unsupported-version", "unknown-command", "bad-request-id", "bad-phase", "bad-deadline",
     "too-large", "duplicate-request", "unknown-intent", "busy", "timeout", "worker-lost", "worker-crashed",
     "handler-failed", "bad-body", "shutting-down", "internal", "idempotency-conflict", "cancelled", "outcome-unknown", "unavailable",
-    "bad-trace-context",
+    "bad-trace-context", "forbidden",
 }
 VALIDATION_CODES = {"unknown-parameter", "invalid-type", "out-of-range", "invalid-enum", "missing-parameter"}  # 5.11 step 4
 # Section 4.11 (version 03): the broker's answers to TURNs. Only too-many-asks ends a turn that ran (so STATUS may

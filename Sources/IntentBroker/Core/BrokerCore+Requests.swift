@@ -61,6 +61,11 @@ extension BrokerCore {
         now: UInt64
     ) -> Admission {
         guard !isShuttingDown else { return .refuse(.shuttingDown, "the broker is shutting down") }
+        // Before anything else: a type the sender may not send is not told apart from one no worker serves.
+        if let refused = permissions?.refusal(toSend: decoded.intentType, phase: decoded.phase, key: identity) {
+            forbidden(refused, .send, peer: key.client, intentType: decoded.intentType, phase: decoded.phase, now: now)
+            return .refuse(.forbidden, refused.message)
+        }
         guard requestIDs[key] == nil else {
             return .refuse(.duplicateRequest, "request id is already in flight on this connection")
         }

@@ -33,7 +33,8 @@ extension BrokerCore {
     /// A message from a worker that passed the checks. `resultBody` is the body frame of a RESULT; `version` is the
     /// message's signature version (the answer to an unregistered worker uses it).
     mutating func workerMessage(
-        _ command: WorkerCommand, from routingID: [UInt8], resultBody: Body?, version: UInt8 = 1, now: UInt64
+        _ command: WorkerCommand, from routingID: [UInt8], resultBody: Body?, version: UInt8 = 1,
+        identity: [UInt8] = [], now: UInt64
     ) {
         guard !journalLink.isUnavailable else {
             let version = if case .ready(let ready) = command { ready.version } else { version }
@@ -41,7 +42,7 @@ extension BrokerCore {
         }
         switch command {
         case .ready(let ready):
-            register(ready, routingID: routingID, now: now)
+            register(ready, routingID: routingID, identity: identity, now: now)
             return
         case .unregistered(let name):
             // Not registered (e.g. the broker restarted, or it was declared dead): tell it to register again.
@@ -110,7 +111,12 @@ extension BrokerCore {
         return nil
     }
 
-    private mutating func register(_ ready: WorkerReady, routingID: [UInt8], now: UInt64) {
+    private mutating func register(_ ready: WorkerReady, routingID: [UInt8], identity: [UInt8], now: UInt64) {
+        if let refused = permissions?.refusal(toServe: ready.intentTypes, key: identity) {
+            forbidden(refused, .serve, peer: routingID, worker: ready.nameString, now: now)
+            actions.append(.control(routingID: routingID, version: ready.version, .error(.forbidden, refused.message)))
+            return
+        }
         if let conflict = definitionConflict(ready, routingID: routingID) {
             statistics.definitionRefusals += 1
             warn(
@@ -137,7 +143,7 @@ extension BrokerCore {
         nextWorkerID &+= 1
         workers[id] = WorkerRecord(
             id: id, routingID: routingID, name: ready.nameString, capacity: ready.capacity, intentTypes: types,
-            version: ready.version, expiry: now + settings.workerExpiry)
+            version: ready.version, expiry: now + settings.workerExpiry, identity: identity)
         workerIDs[ByteKey(routingID)] = id
         for type in types {
             intentTypes[type].workers.append(id)

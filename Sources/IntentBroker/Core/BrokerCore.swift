@@ -57,6 +57,8 @@ struct BrokerCore<Body>: ~Copyable {
     /// job leaves its worker's job table.
     var chainedJobs: [SerialKey: ChainedJob] = [:]
     var statistics = BrokerStatistics()
+    /// The permissions in force (`Docs/PERMISSIONS.md`); nil: every admitted key may do everything.
+    var permissions: PermissionsGate?
     /// Counters and histograms for operators, when ``BrokerConfiguration/metricsFactory`` is set.
     let metrics: BrokerMetrics?
     var nextRequestID: RequestID = 1
@@ -123,6 +125,7 @@ struct BrokerCore<Body>: ~Copyable {
         warnings = WarningLimiter(interval: configuration.peerWarningInterval.nanoseconds)
         idempotency.tracksChanges = journaling
         metrics = configuration.metricsFactory.map { BrokerMetrics(factory: $0) }
+        permissions = configuration.permissions.map(PermissionsGate.init)
     }
 
     /// Logs a warning caused by `peer`, at most once per interval per peer and kind (see ``WarningLimiter``).

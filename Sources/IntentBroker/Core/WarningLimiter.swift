@@ -12,6 +12,7 @@ struct WarningLimiter {
         case workerUnreachable
         case workerReregistered
         case definitionMismatch
+        case forbidden
     }
 
     private struct Key: Hashable {

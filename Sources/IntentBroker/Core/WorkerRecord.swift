@@ -12,6 +12,8 @@ final class WorkerRecord {
     let intentTypes: [Int]
     /// Its CIP/Worker version (READY's signature): 2 gets keys, attempts and CANCEL (PROTOCOL.md 5.13).
     let version: UInt8
+    /// Its CURVE public key as the ZAP handler gave it (empty without CURVE): what its permissions are looked up by.
+    let identity: [UInt8]
     /// Jobs sent (or booked to be sent) and not yet answered: job id -> request. A request may have ended meanwhile
     /// (hard limit): the slot stays taken until the worker answers, as section 6.3 says.
     @exclusivity(unchecked) var jobs: [SerialKey: RequestID] = [:]
@@ -29,9 +31,10 @@ final class WorkerRecord {
 
     init(
         id: WorkerID, routingID: [UInt8], name: String, capacity: Int, intentTypes: [Int], version: UInt8 = 1,
-        expiry: UInt64
+        expiry: UInt64, identity: [UInt8] = []
     ) {
         self.id = id
+        self.identity = identity
         self.version = version
         self.routingID = routingID
         self.name = name

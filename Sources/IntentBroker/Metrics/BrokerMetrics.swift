@@ -40,6 +40,8 @@ final class BrokerMetrics {
     private var conversationAsks: [PhaseLabels: CoreMetrics.Counter] = [:]
     private var conversationTurns: [String: CoreMetrics.Recorder] = [:]
     private var parameterNames: Set<String> = []
+    private var forbiddenCounters: [PhaseLabels: CoreMetrics.Counter] = [:]
+    private var identityNames: Set<String> = []
     private let conversationsOpen: Meter
     private var jobs: [JobLabels: CoreMetrics.Counter] = [:]
     private var handlerDurations: [PhaseLabels: CoreMetrics.Timer] = [:]
@@ -168,6 +170,22 @@ final class BrokerMetrics {
     func workerLost() { workersLost.increment() }
     func jobRedispatched() { redispatches.increment() }
     func requestQuarantined() { quarantined.increment() }
+
+    /// A request (`kind` "send") or a registration ("serve") refused `forbidden` for `identity`; identities past
+    /// ``maxLabelValues`` are counted under `other`.
+    func forbidden(identity: String, kind: String) {
+        var name = identity
+        if !identityNames.contains(name) {
+            if identityNames.count < Self.maxLabelValues { identityNames.insert(name) } else { name = "other" }
+        }
+        let labels = PhaseLabels(intent: name, phase: kind)
+        let counter =
+            forbiddenCounters[labels]
+            ?? Counter(
+                label: "concierge_forbidden_total", dimensions: [("identity", name), ("kind", kind)], factory: factory)
+        forbiddenCounters[labels] = counter
+        counter.increment()
+    }
 
     /// Sets the gauges from `snapshot`.
     /// A conversation's first turn counted (PROTOCOL.md 4.11).
