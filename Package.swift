@@ -338,7 +338,8 @@ let package = Package(
         .testTarget(
             name: "IntentBrokerTests",
             dependencies: [
-                "IntentBroker", "IntentWire", "IntentPermissions", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+                "IntentBroker", "IntentWire", "IntentPermissions", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
@@ -384,7 +385,8 @@ let package = Package(
             dependencies: [
                 "concierge", "concierge-worker", "ConciergeTestKit", "ConciergeCommandLine", "IntentClient", "ZeroMQ",
                 "IntentWire",
-                "ConciergeJSON", "IntentBroker", "IntentPermissions", "ConciergeTop", .product(name: "Logging", package: "swift-log"),
+                "ConciergeJSON", "IntentBroker", "IntentPermissions", "ConciergeTop",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
