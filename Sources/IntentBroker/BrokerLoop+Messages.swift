@@ -31,7 +31,9 @@ extension BrokerLoop {
                 request, client: client, body: body, fingerprint: fingerprint, identity: identity,
                 now: MonotonicTime.now())
         case .status(let id):
-            core.status(client: client, requestID: id, version: Self.answerVersion(message), now: MonotonicTime.now())
+            core.status(
+                client: client, requestID: id, identity: clientIdentity(message), version: Self.answerVersion(message),
+                now: MonotonicTime.now())
         case .ping:
             core.ping(client: client, version: Self.answerVersion(message))
         case .cancel(let id):

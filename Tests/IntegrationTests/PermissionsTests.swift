@@ -275,6 +275,35 @@ extension EndToEnd {
             #expect(try await Cluster.replies(last).last?.status == .final)
         }
 
+        /// STATUS and CANCEL answer only the key that sent the request: another identity that connects with the
+        /// same routing id (libzmq hands the connection over) learns nothing of it and cannot cancel it.
+        @Test func statusAndCancelAnswerOnlyTheKeyThatSentTheRequest() async throws {
+            let (cluster, keys, _) = try await cluster(alice: ["*"])
+            let alice = try ConciergeClient(
+                configuration: .init(
+                    brokerEndpoint: cluster.frontend, routingID: "alice-fixed", heartbeatInterval: .milliseconds(250),
+                    curve: keys.clientKeys(keys.alice)))
+            try await cluster.waitUntilServing(alice)
+            let slow = alice.send(intent: Self.echo("mine", delayMs: 1500), phase: .handle, requestID: "mine")
+            try await alice.waitUntilRunning("mine")
+            do {
+                let bob = try RawCurvePeer(
+                    endpoint: cluster.frontend, keys: keys.clientKeys(keys.bob), routingID: "alice-fixed")
+                try bob.send(["CIPC01", "STATUS", "mine"])
+                try bob.send(["CIPC02", "CANCEL", "mine"])
+                let answers = try bob.receiveAll(forMilliseconds: 1000).filter { $0.count > 2 && $0[2] == "mine" }
+                #expect(answers.count == 2, "\(answers)")
+                for answer in answers {
+                    #expect(answer.contains { $0.contains("unknown-request") }, "\(answer)")
+                    #expect(!answer.contains("progress"), "\(answer)")
+                }
+            }
+            // Alice's request was not cancelled: it ends served, and alice may still ask about it.
+            let replies = try await Cluster.replies(slow)
+            #expect(replies.last?.status == .final, "\(replies.last?.body_ ?? .null)")
+            #expect(try await alice.status(of: "mine").status == .final)
+        }
+
         /// A permissions file with an error, or one without CURVE, stops the broker at start with a clear error.
         @Test func aBadPermissionsFileStopsTheBrokerAtStart() async throws {
             let cluster = try Cluster()

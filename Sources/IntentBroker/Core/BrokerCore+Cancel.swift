@@ -16,8 +16,8 @@ extension BrokerCore {
         }
         var id = requestIDs[RequestKey(client: client, id: requestID)]
         if id == nil, !identity.isEmpty { id = identityRequestIDs[RequestKey(client: identity, id: requestID)] }
-        guard let id, let request = requests[id] else {
-            status(client: client, requestID: requestID, version: 2, now: now)
+        guard let id, let request = requests[id], isOwnRequest(request, identity: identity) else {
+            status(client: client, requestID: requestID, identity: identity, version: 2, now: now)
             return
         }
         if settings.tracing { actions.append(.trace(.event(id, .cancel))) }

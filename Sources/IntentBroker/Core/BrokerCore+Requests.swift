@@ -291,12 +291,14 @@ extension BrokerCore {
     }
 
     /// STATUS: the request's progress, its kept result, or `unknown-request` (section 6.4).
-    mutating func status(client: [UInt8], requestID: [UInt8], version: UInt8 = 1, now: UInt64) {
+    mutating func status(
+        client: [UInt8], requestID: [UInt8], identity: [UInt8] = [], version: UInt8 = 1, now: UInt64
+    ) {
         guard !journalLink.isUnavailable else {
             return refuseWhileUnavailable(.status(requestID: requestID), client: client, version: version)
         }
         let key = RequestKey(client: client, id: requestID)
-        if let id = requestIDs[key], let request = requests[id] {
+        if let id = requestIDs[key], let request = requests[id], isOwnRequest(request, identity: identity) {
             let since = request.listeners.first { $0.key == key }?.arrival  // an attached duplicate's own clock
             actions.append(
                 .reply(
@@ -316,6 +318,13 @@ extension BrokerCore {
                 client: client, requestID: requestID, phase: "", version: version, .unknownRequest,
                 "no request with this id is in flight or kept on this connection", command: .status)
         }
+    }
+
+    /// Whether a client with CURVE key `identity` may ask about or cancel `request`: always without a permissions
+    /// file (as before them); with one, only the key that sent it (PROTOCOL.md 13.3: another identity that uses the
+    /// same routing id learns nothing of it).
+    func isOwnRequest(_ request: BrokerRequest<Body>, identity: [UInt8]) -> Bool {
+        permissions == nil || request.identity == identity
     }
 
     /// The progress body of section 11.9; `since` is an attached duplicate's own acceptance (nil: the request's).
