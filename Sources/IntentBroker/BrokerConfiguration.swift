@@ -156,6 +156,10 @@ public struct BrokerConfiguration: Sendable {
     /// everything. Needs ``curve``: an identity is a CURVE key. ``Broker/replacePermissions(_:)`` changes it while
     /// the broker runs.
     public var permissions: Permissions?
+    /// Where the audit log goes (`Docs/PERMISSIONS.md`): a file appended to, or `-` for standard output; nil: none.
+    /// One JSON line per request accepted, refused and ended (time, identity, key, intent type, phase, outcome,
+    /// request id, routing id; never a body), written by a thread of its own.
+    public var auditLog: String?
 
     public init(
         frontendEndpoint: String = "tcp://127.0.0.1:5555",

@@ -65,6 +65,8 @@ final class BrokerLoop: @unchecked Sendable {
     /// is open.
     @exclusivity(unchecked) private var journal: BrokerJournal?
     @exclusivity(unchecked) private var writer: JournalWriter?
+    /// With ``BrokerConfiguration/auditLog``: the thread that writes the audit log.
+    private let auditWriter: AuditWriter?
     /// Readable when the writer finished a commit.
     private let journalDone = EventFD()
     /// When the journal's statistics are next logged, and the commits counted when they were last.
@@ -90,6 +92,7 @@ final class BrokerLoop: @unchecked Sendable {
             maxBodySize: configuration.maxBodySize, hardLimitMilliseconds: configuration.hardLimit.milliseconds)
         transcripts = configuration.transcriptDirectory.map { BrokerTranscripts(directory: $0, logger: logger) }
         spans = configuration.tracing ? BrokerSpans() : nil
+        auditWriter = try configuration.auditLog.map { path throws(BrokerError) in try AuditWriter(destination: path) }
         clientDecoder = ClientMessageDecoder(limits: limits)
         workerDecoder = WorkerMessageDecoder(limits: limits)
         bound = Mutex((configuration.frontendEndpoint, configuration.backendEndpoint))
@@ -123,7 +126,10 @@ final class BrokerLoop: @unchecked Sendable {
     var backendEndpoint: String { bound.withLock { $0.backend } }
 
     /// Closes the sockets of a broker that never ran (its owner is going away).
-    func closeUnstarted() { sockets?.close() }
+    func closeUnstarted() {
+        sockets?.close()
+        auditWriter?.stop()
+    }
 
     /// Asks the loop to shut down gracefully (any thread).
     func requestStop() {
@@ -153,7 +159,10 @@ final class BrokerLoop: @unchecked Sendable {
     func run() throws(BrokerError) {
         while true {
             if sockets == nil {
-                guard try standBy() else { return }  // stopped while standing by
+                guard try standBy() else {  // stopped while standing by
+                    auditWriter?.stop()
+                    return
+                }
             }
             switch runActive() {
             case .stopped:
@@ -262,6 +271,7 @@ final class BrokerLoop: @unchecked Sendable {
 
     /// Performs the core's actions: at once, or once the commit of the batch that decided them is written.
     func performActions() {
+        if let auditWriter, !core.auditRecords.isEmpty { auditWriter.submit(core.takeAuditRecords()) }
         while true {
             switch core.nextBatch(actions: &performing, entries: &entries) {
             case .wait:
@@ -349,6 +359,16 @@ final class BrokerLoop: @unchecked Sendable {
     private func closeJournal() {
         writer?.stop()
         writer = nil
+        if let auditWriter {
+            if !core.auditRecords.isEmpty { auditWriter.submit(core.takeAuditRecords()) }
+            auditWriter.stop()
+            core.statistics.auditRecordsDropped = auditWriter.dropped
+            if auditWriter.dropped > 0 {
+                logger.warning(
+                    "audit log records dropped: the writer could not keep up",
+                    metadata: ["dropped": "\(auditWriter.dropped)"])
+            }
+        }
         journal?.close()
         journal = nil
     }

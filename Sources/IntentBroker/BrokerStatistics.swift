@@ -44,6 +44,8 @@ public struct BrokerStatistics: Sendable, Equatable {
     /// Registered workers that a new permissions file no longer lets serve one of their types: they were drained
     /// (no new jobs; the ones they hold finish).
     public var workersRevoked = 0
+    /// Audit log records dropped because the writer could not keep up (``BrokerConfiguration/auditLog``).
+    public var auditRecordsDropped = 0
     public var malformedClientMessages = 0
     public var malformedWorkerMessages = 0
     /// Replies that could not be delivered (client gone or its queue full); still available to STATUS.

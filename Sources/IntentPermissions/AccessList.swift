@@ -32,7 +32,9 @@ public struct AccessList: Sendable, Hashable {
     public static let none = AccessList()
 
     /// Whether `type` is allowed in `phase`: an allow entry covers it and no deny entry does.
+    /// `lifecycle` is allowed when each phase it runs is.
     public func permits(type: [UInt8], phase: RequestPhase) -> Bool {
+        if phase == .lifecycle { return permits(type: type, phases: IntentPattern.everyPhase) }
         guard allowedTypes.contains(type) || otherAllows.contains(where: { $0.matches(type: type, phase: phase) })
         else { return false }
         return !deny.contains { $0.matches(type: type, phase: phase) }

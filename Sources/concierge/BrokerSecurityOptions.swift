@@ -41,6 +41,16 @@ struct BrokerSecurityOptions: ParsableArguments {
     )
     var permissions: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Write an audit log: one JSON line per request accepted, refused and ended (time, identity, key, intent "
+                + "type, phase, outcome, request id, routing id; never a body), appended to this file, or `-` for "
+                + "standard output. Docs/PERMISSIONS.md.",
+            valueName: "file"
+        )
+    )
+    var auditLog: String?
+
     @Flag(
         help: """
             Without CURVE, bind endpoints other hosts can reach (e.g. tcp://*:5555): plain text, and anyone who can \
@@ -65,6 +75,7 @@ struct BrokerSecurityOptions: ParsableArguments {
     func apply(to configuration: inout BrokerConfiguration) throws {
         if let permissions { configuration.permissions = try Permissions.load(path: permissions) }
         configuration.allowInsecureEndpoints = insecure
+        configuration.auditLog = auditLog
         if let curveSecretKey, let clientKeys, let workerKeys {
             configuration.curve = try BrokerCurveConfiguration(
                 secretKeyFile: curveSecretKey, clientKeys: clientKeys, workerKeys: workerKeys

@@ -304,6 +304,55 @@ extension EndToEnd {
             #expect(try await alice.status(of: "mine").status == .final)
         }
 
+        /// `--audit-log`: one JSON line per request accepted, refused and ended, with time, identity, key, intent
+        /// type, phase, outcome, request id and routing id, and never a body.
+        @Test func theAuditLogHasALinePerRequestAcceptedRefusedAndEnded() async throws {
+            let cluster = try Cluster()
+            let keys = try PermissionKeys(directory: cluster.directory)
+            let file = try keys.writePermissions(keys.document(alice: ["Echo"]))
+            let audit = cluster.directory.path + "/audit.jsonl"
+            try cluster.startBroker(
+                keys.brokerArguments + ["--permissions", file, "--audit-log", audit, "--startup-grace-ms", "0"])
+            try cluster.startWorker("pool", capacity: 4, keys.peerArguments("workers/pool"))
+            try await cluster.waitForBrokerLog("worker registered", "worker=pool")
+            let alice = try client(cluster.frontend, keys.clientKeys(keys.alice))
+            let bob = try client(cluster.frontend, keys.clientKeys(keys.bob))
+            let secret = "secret-body-\(UInt32.random(in: 0...UInt32.max))"
+            let served = try await Cluster.replies(
+                alice.send(intent: Self.echo(secret), phase: .handle, requestID: "a-served"))
+            #expect(served.last?.status == .final)
+            let refused = try await Cluster.replies(
+                bob.send(intent: Self.echo(secret), phase: .handle, requestID: "b-refused"))
+            #expect(refused.last?.errorCode == "forbidden")
+            let unserved = try await Cluster.replies(
+                bob.send(intent: Self.unknown, phase: .resolve, requestID: "b-unknown"))
+            #expect(unserved.last?.errorCode == "unknown-intent")
+
+            var lines: [JSONValue] = []
+            try await waitUntil("the audit log has the four lines") {
+                let text = (try? String(contentsOfFile: audit, encoding: .utf8)) ?? ""
+                lines = text.split(separator: "\n").compactMap { try? JSONValue.parse(Array($0.utf8)) }
+                return lines.filter { ["a-served", "b-refused", "b-unknown"].contains($0["request_id"]?.stringValue) }
+                    .count == 4
+            }
+            let text = try String(contentsOfFile: audit, encoding: .utf8)
+            #expect(!text.contains(secret), "the audit log must never hold a body")
+            func line(_ id: String, _ event: String) -> JSONValue? {
+                lines.first { $0["request_id"]?.stringValue == id && $0["event"]?.stringValue == event }
+            }
+            let accepted = try #require(line("a-served", "accepted"))
+            #expect(accepted["identity"]?.stringValue == "alice")
+            #expect(accepted["key"]?.stringValue == keys.alice.publicKey.z85)
+            #expect(accepted["intent"]?.stringValue == "Echo" && accepted["phase"]?.stringValue == "handle")
+            #expect(accepted["outcome"]?.stringValue == "accepted")
+            #expect(accepted["time"]?.stringValue?.hasSuffix("Z") == true)
+            #expect(line("a-served", "ended")?["outcome"]?.stringValue == "final")
+            let forbidden = try #require(line("b-refused", "refused"))
+            #expect(forbidden["identity"]?.stringValue == "bob" && forbidden["outcome"]?.stringValue == "forbidden")
+            #expect(line("b-unknown", "refused")?["outcome"]?.stringValue == "unknown-intent")
+            #expect(line("b-refused", "accepted") == nil && line("b-refused", "ended") == nil)
+        }
+
         /// A permissions file with an error, or one without CURVE, stops the broker at start with a clear error.
         @Test func aBadPermissionsFileStopsTheBrokerAtStart() async throws {
             let cluster = try Cluster()

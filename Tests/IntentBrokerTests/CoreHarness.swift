@@ -82,8 +82,12 @@ struct CoreHarness: ~Copyable {
         var configuration = configuration
         if journaling && configuration.journalPath == nil { configuration.journalPath = "postgresql://db/journal" }
         self.configuration = configuration
-        core = try BrokerCore(
-            configuration: configuration, logger: logger, now: 1_000_000_000, journaling: journaling)
+        // Permissions need CURVE (BrokerConfiguration.validate()), which is the shell's: the rules are checked without
+        // keys, every other setting as the broker checks it.
+        var checked = configuration
+        checked.permissions = nil
+        try checked.validate()
+        core = BrokerCore(validated: configuration, logger: logger, now: 1_000_000_000, journaling: journaling)
         if journaling { journal = JournalModel() }
     }
 
@@ -129,10 +133,14 @@ struct CoreHarness: ~Copyable {
 
     // MARK: Events
 
-    mutating func register(_ name: String, capacity: Int = 1, types: [String] = ["Echo"], version: UInt8 = 1) {
+    /// Worker `name` sends READY; `identity` stands for its CURVE public key.
+    mutating func register(
+        _ name: String, capacity: Int = 1, types: [String] = ["Echo"], version: UInt8 = 1, identity: String = ""
+    ) {
         let ready = WorkerReady(
             capacity: capacity, name: Array(name.utf8), intentTypes: types.map { Array($0.utf8) }, version: version)
-        core.workerMessage(.ready(ready), from: Array(name.utf8), resultBody: nil, now: now)
+        core.workerMessage(
+            .ready(ready), from: Array(name.utf8), resultBody: nil, identity: Array(identity.utf8), now: now)
         settle()
     }
 
@@ -181,8 +189,8 @@ struct CoreHarness: ~Copyable {
         return replies.last { $0.command == .conversation && $0.id == conversation && $0.client == client }
     }
 
-    mutating func status(_ id: String, client: String = "c1") {
-        core.status(client: Array(client.utf8), requestID: Array(id.utf8), now: now)
+    mutating func status(_ id: String, client: String = "c1", identity: String = "") {
+        core.status(client: Array(client.utf8), requestID: Array(id.utf8), identity: Array(identity.utf8), now: now)
         settle()
     }
 

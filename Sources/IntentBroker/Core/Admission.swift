@@ -11,6 +11,11 @@ enum Admission {
     /// Accepted, for the intent type at this index; with an idempotency key, the key's scope and attempt number.
     case accept(type: Int, scope: IdempotencyScope?, attempt: Int)
 
+    /// Whether the request is refused.
+    var isRefusal: Bool {
+        if case .refuse = self { true } else { false }
+    }
+
     /// A refusal whose body is the error object of `code` and `message`.
     static func refuse(_ code: WireErrorCode, _ message: String, intentType: Int? = nil) -> Admission {
         .refuse(code, body: WireBody.error(code, message), intentType: intentType)

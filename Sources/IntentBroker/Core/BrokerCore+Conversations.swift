@@ -21,8 +21,8 @@ extension BrokerCore {
         guard let conversation = conversations[key] else {
             guard turn.turn == 1 else {
                 return refuseTurn(
-                    turn, client: client, .unknownConversation,
-                    "no conversation \"\(key.name)\" belongs to this client: start one with turn 1")
+                    turn, client: client, identity: identity, .unknownConversation,
+                    "no conversation \"\(key.name)\" belongs to this client: start one with turn 1", now: now)
             }
             return start(turn, key: key, client: client, body: body, identity: identity, now: now)
         }
@@ -33,14 +33,15 @@ extension BrokerCore {
                 // the turn's ending, never a second job.
                 guard requestIDs[requestKey] == nil else {
                     return refuseTurn(
-                        turn, client: client, .duplicateRequest, "request id is already in flight on this connection")
+                        turn, client: client, identity: identity, .duplicateRequest,
+                        "request id is already in flight on this connection", now: now)
                 }
                 let deadline = turn.deadlineMilliseconds.map { UInt64($0) * 1_000_000 } ?? settings.defaultDeadline
                 attach(requestKey, version: turn.version, deadline: deadline, to: running.request, now: now)
                 return
             }
             refuseTurn(
-                turn, client: client, .turnMismatch,
+                turn, client: client, identity: identity, .turnMismatch,
                 "turn \(conversation.turn) of the conversation is in flight; turn \(turn.turn) cannot run now",
                 conversation: conversation, now: now)
         case .ended:
@@ -49,12 +50,12 @@ extension BrokerCore {
             }
             if turn.turn > conversation.turn {
                 return refuseTurn(
-                    turn, client: client, .conversationEnded,
+                    turn, client: client, identity: identity, .conversationEnded,
                     "the conversation ended (\(conversation.ending?.rawValue ?? "ended")) after turn \(conversation.turn)",
                     conversation: conversation, now: now)
             }
             refuseTurn(
-                turn, client: client, .turnMismatch,
+                turn, client: client, identity: identity, .turnMismatch,
                 "the conversation's last turn is \(conversation.turn), not \(turn.turn)", conversation: conversation,
                 now: now)
         case .asking, .confirming:
@@ -63,7 +64,7 @@ extension BrokerCore {
             }
             guard turn.turn == conversation.turn + 1 else {
                 return refuseTurn(
-                    turn, client: client, .turnMismatch,
+                    turn, client: client, identity: identity, .turnMismatch,
                     "the conversation's next turn is \(conversation.turn + 1), not \(turn.turn)",
                     conversation: conversation, now: now)
             }
@@ -71,7 +72,9 @@ extension BrokerCore {
             do throws(ConversationRefusal) {
                 plan = try conversation.plan(try ConversationAnswer.parse(body))
             } catch {
-                return refuseTurn(turn, client: client, error.code, error.message, conversation: conversation, now: now)
+                return refuseTurn(
+                    turn, client: client, identity: identity, error.code, error.message, conversation: conversation,
+                    now: now)
             }
             switch plan {
             case .decline:
@@ -142,13 +145,14 @@ extension BrokerCore {
             type.utf8.allSatisfy(IntentTypeName.isValidByte)
         else {
             return refuseTurn(
-                turn, client: client, .badAnswer,
-                "turn 1 takes an Interaction whose \"intent\" has a \"type\" (section 11.3)")
+                turn, client: client, identity: identity, .badAnswer,
+                "turn 1 takes an Interaction whose \"intent\" has a \"type\" (section 11.3)", now: now)
         }
         guard conversations.hasRoom else {
             return refuseTurn(
-                turn, client: client, .busy,
-                "the broker carries as many conversations as it may (\(conversations.count)); try again later")
+                turn, client: client, identity: identity, .busy,
+                "the broker carries as many conversations as it may (\(conversations.count)); try again later", now: now
+            )
         }
         let intentType = Array(type.utf8)
         let recording =
@@ -197,7 +201,9 @@ extension BrokerCore {
         client: [UInt8], identity: [UInt8], now: UInt64
     ) -> RequestID? {
         guard let stored = Self.makeBody(body) else {
-            refuseTurn(turn, client: client, .internal, "the broker could not keep the turn's body")
+            refuseTurn(
+                turn, client: client, identity: identity, .internal, "the broker could not keep the turn's body",
+                now: now)
             return nil
         }
         let decoded = ClientRequest(
@@ -419,9 +425,14 @@ extension BrokerCore {
 
     /// A refused turn: an error REPLY (with the conversation's state when there is one); nothing changes.
     private mutating func refuseTurn(
-        _ turn: ClientTurn, client: [UInt8], _ code: WireErrorCode, _ message: String,
-        conversation: Conversation? = nil, now: UInt64 = 0
+        _ turn: ClientTurn, client: [UInt8], identity: [UInt8], _ code: WireErrorCode, _ message: String,
+        conversation: Conversation? = nil, now: UInt64
     ) {
+        if settings.auditing {
+            audit(
+                .refused, key: RequestKey(client: client, id: turn.requestID), identity: identity,
+                intentType: conversation?.intentType ?? [], phase: nil, outcome: code.rawValue, now: now)
+        }
         var body = WireBody.error(code, message)
         if let conversation { body = decorated(body, conversation, now: now) }
         statistics.refusedTurns += 1

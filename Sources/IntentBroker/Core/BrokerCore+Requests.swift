@@ -37,7 +37,21 @@ extension BrokerCore {
         }
         let key = RequestKey(client: client, id: decoded.requestID)
         let deadline = decoded.deadlineMilliseconds.map { UInt64($0) * 1_000_000 } ?? settings.defaultDeadline
-        switch admit(decoded, key: key, fingerprint: fingerprint, identity: identity, deadline: deadline, now: now) {
+        let admission = admit(
+            decoded, key: key, fingerprint: fingerprint, identity: identity, deadline: deadline, now: now)
+        if settings.auditing {
+            let outcome =
+                switch admission {
+                case .refuse(let code, _, _): code.rawValue
+                case .attach: "attached"
+                case .replay: "replayed"
+                case .accept: "accepted"
+                }
+            audit(
+                admission.isRefusal ? .refused : .accepted, key: key, identity: identity,
+                intentType: decoded.intentType, phase: decoded.phase, outcome: outcome, now: now)
+        }
+        switch admission {
         case .refuse(let code, let body, let type):
             reject(
                 client: client, requestID: decoded.requestID, phase: decoded.phase.name, version: decoded.version,

@@ -77,6 +77,8 @@ struct BrokerCore<Body>: ~Copyable {
 
     /// What the shell must do, in order.
     var actions: [BrokerAction<Body>] = []
+    /// With an audit log: the records made since the shell last took them.
+    var auditRecords: [AuditRecord] = []
     /// The link to the journal: whether actions wait for a commit, and whether the journal can be reached.
     var journalLink: JournalLink<Body>
     /// With a journal: what the shell must record before it performs ``actions`` (see ``JournalEntry``).
@@ -239,6 +241,13 @@ struct BrokerCore<Body>: ~Copyable {
         if journaling {
             let keys = [(request.key, request.version)] + request.listeners.map { ($0.key, $0.version) }
             journal.append(.ended(id, result, keys: keys, at: now))
+        }
+        if settings.auditing {
+            for key in [request.key] + request.listeners.map(\.key) {
+                audit(
+                    .ended, key: key, identity: request.identity, intentType: intentTypes[request.intentType].name,
+                    phase: request.requested, outcome: outcome, now: now)
+            }
         }
         // The request, then the duplicates attached to it through its idempotency key: the same reply each.
         sendEnding(result, status: status, to: request.key, version: request.version, now: now)

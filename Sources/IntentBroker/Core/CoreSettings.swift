@@ -25,11 +25,14 @@ struct CoreSettings: Sendable {
     let recordsTranscripts: Bool
     /// ``BrokerConfiguration/tracing``: the core tells the shell of the moments spans mark (``TraceEvent``).
     let tracing: Bool
+    /// ``BrokerConfiguration/auditLog``: the core makes an ``AuditRecord`` for each request accepted, refused, ended.
+    let auditing: Bool
 
     init(_ configuration: BrokerConfiguration, journaling: Bool) {
         self.configuration = configuration
         recordsTranscripts = configuration.transcriptDirectory != nil
         tracing = configuration.tracing
+        auditing = configuration.auditLog != nil
         self.journaling = journaling
         heartbeat = configuration.heartbeatInterval.nanoseconds
         workerExpiry = heartbeat * UInt64(max(1, configuration.heartbeatLiveness))

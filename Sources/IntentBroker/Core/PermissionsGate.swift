@@ -44,11 +44,7 @@ struct PermissionsGate {
                 identity: Self.unlisted,
                 message: "this client's key is not in the broker's permissions file: it may send nothing")
         }
-        let allowed =
-            phase == .lifecycle
-            ? identity.send.permits(type: type, phases: IntentPattern.everyPhase)
-            : identity.send.permits(type: type, phase: phase)
-        if allowed { return nil }
+        if identity.send.permits(type: type, phase: phase) { return nil }
         return Refused(
             identity: identity.name,
             message: "identity \"\(identity.name)\" may not send \(Self.display(type)) (\(phase.rawValue))")
