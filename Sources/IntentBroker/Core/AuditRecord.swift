@@ -1,4 +1,5 @@
 import ConciergeJSON
+import IntentTranscript
 import IntentVocabulary
 
 /// One line of the audit log (`--audit-log`, `Docs/PERMISSIONS.md`): a request accepted, refused or ended, with who
@@ -50,26 +51,10 @@ struct AuditRecord: Sendable {
         String(decoding: bytes, as: UTF8.self)
     }
 
-    /// RFC 3339 in UTC with milliseconds, e.g. `2026-11-29T13:05:00.123Z`.
+    /// RFC 3339 in UTC with milliseconds, e.g. `2026-11-29T13:05:00.123Z`, as transcripts write times.
     static func timestamp(unixNanoseconds: Int64) -> String {
         let milliseconds = unixNanoseconds / 1_000_000
-        let seconds = milliseconds / 1000
-        let days = seconds / 86_400
-        let rest = seconds % 86_400
-        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let millis = milliseconds % 1000
-        let fraction = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        return
-            "\(year)-\(two(month))-\(two(day))T\(two(rest / 3600)):\(two(rest % 3600 / 60)):\(two(rest % 60)).\(fraction)Z"
+        return TranscriptClock.timestamp(
+            secondsSinceEpoch: Int(milliseconds / 1000), milliseconds: Int(milliseconds % 1000))
     }
 }

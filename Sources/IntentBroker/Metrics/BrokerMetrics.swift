@@ -128,10 +128,7 @@ final class BrokerMetrics {
     /// A worker answered a job (`outcome`: the RESULT's outcome word), or lost it (`lost`), `nanoseconds` after it
     /// was booked (the handler's run time as the broker sees it).
     func jobEnded(worker: String, intent: String, phase: String, outcome: String, nanoseconds: UInt64?) {
-        var name = worker
-        if !workerNames.contains(name) {
-            if workerNames.count < Self.maxLabelValues { workerNames.insert(name) } else { name = "other" }
-        }
+        let name = Self.bounded(worker, &workerNames)
         let labels = JobLabels(worker: name, intent: intent, phase: phase, outcome: outcome)
         if let counter = jobs[labels] {
             counter.increment()
@@ -174,10 +171,7 @@ final class BrokerMetrics {
     /// A request (`kind` "send") or a registration ("serve") refused `forbidden` for `identity`; identities past
     /// ``maxLabelValues`` are counted under `other`.
     func forbidden(identity: String, kind: String) {
-        var name = identity
-        if !identityNames.contains(name) {
-            if identityNames.count < Self.maxLabelValues { identityNames.insert(name) } else { name = "other" }
-        }
+        let name = Self.bounded(identity, &identityNames)
         let labels = PhaseLabels(intent: name, phase: kind)
         let counter =
             forbiddenCounters[labels]
@@ -187,7 +181,6 @@ final class BrokerMetrics {
         counter.increment()
     }
 
-    /// Sets the gauges from `snapshot`.
     /// A conversation's first turn counted (PROTOCOL.md 4.11).
     func conversationStarted(intent: String) {
         let counter =
@@ -218,10 +211,7 @@ final class BrokerMetrics {
     /// A conversation asked about `parameter` (a re-prompt from its second time on); parameter names past
     /// ``maxLabelValues`` are counted under `other`.
     func conversationAsked(intent: String, parameter: String) {
-        var name = parameter
-        if !parameterNames.contains(name) {
-            if parameterNames.count < Self.maxLabelValues { parameterNames.insert(name) } else { name = "other" }
-        }
+        let name = Self.bounded(parameter, &parameterNames)
         let labels = PhaseLabels(intent: intent, phase: name)
         let counter =
             conversationAsks[labels]
@@ -232,6 +222,16 @@ final class BrokerMetrics {
         counter.increment()
     }
 
+    /// `value` as a label value: itself while fewer than ``maxLabelValues`` values are in `seen` (or it is one of
+    /// them), else `other`, so that what peers send cannot grow a label without bound.
+    private static func bounded(_ value: String, _ seen: inout Set<String>) -> String {
+        if seen.contains(value) { return value }
+        guard seen.count < maxLabelValues else { return "other" }
+        seen.insert(value)
+        return value
+    }
+
+    /// Sets the gauges from `snapshot`.
     func publish(_ snapshot: BrokerSnapshot) {
         inFlight.set(snapshot.requestsInFlight)
         conversationsOpen.set(snapshot.conversationsOpen)
