@@ -15,6 +15,15 @@ extension BrokerLoop {
                 client: client, error, version: Self.answerVersion(message), now: MonotonicTime.now())
             return
         }
+        if core.permissions != nil {
+            // A routing id bound to another identity's key (Docs/PERMISSIONS.md, "Bound names").
+            let key = clientIdentity(message)
+            let now = MonotonicTime.now()
+            if let refused = core.clientBindingRefusal(client: client, key: key, now: now) {
+                return core.refuseBoundClient(
+                    command, client: client, refused, key: key, version: Self.answerVersion(message), now: now)
+            }
+        }
         switch command {
         case .request(let request):
             // Only a keyed request needs its body's fingerprint (to tell a retry from a conflicting reuse).

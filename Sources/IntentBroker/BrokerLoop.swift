@@ -148,6 +148,7 @@ final class BrokerLoop: @unchecked Sendable {
     /// Puts handed-over permissions in force (loop thread).
     private func applyPendingPermissions() {
         guard let permissions = pendingPermissions.withLock({ $0.take() }) else { return }
+        sockets?.setHandover(permissions: permissions != nil)
         core.replacePermissions(permissions, now: MonotonicTime.now())
     }
 

@@ -17,6 +17,18 @@ struct BrokerSockets: @unchecked Sendable {
     /// Messages libzmq holds for the loop per client connection (its receive high-water mark).
     static let clientReceiveQueue: Int32 = 1000
 
+    /// `ZMQ_ROUTER_HANDOVER`: on without permissions (a restarted peer takes its id over at once), off with them (a
+    /// second connection with a live id is never given it: libzmq leaves it unidentified, and it neither sends nor
+    /// receives until it connects again).
+    static func handover(permissions: Bool) -> Int32 { permissions ? 0 : 1 }
+
+    /// Sets `ZMQ_ROUTER_HANDOVER` on both sockets for what connects next (new permissions put in force or removed).
+    func setHandover(permissions: Bool) {
+        for socket in [frontend, backend] {
+            try? socket.setOption(.routerHandover, Self.handover(permissions: permissions))
+        }
+    }
+
     init(configuration: BrokerConfiguration, logger: Logger) throws(BrokerError) {
         // Sockets first in locals: if anything fails, they are closed before the context is terminated
         // (zmq_ctx_term waits for every open socket, so the other order would hang instead of failing).
@@ -46,9 +58,19 @@ struct BrokerSockets: @unchecked Sendable {
                     let domain = index == 0 ? ZAPHandler.clientDomain : ZAPHandler.workerDomain
                     try socket.makeCurveServer(secretKey: curve.secretKey, zapDomain: domain)
                 }
-                // Never drop a message silently (libzmq#2037) and let a restarted peer take over its id (#4603).
+                // Never drop a message silently (libzmq#2037) and let a restarted peer take over its id (#4603), unless
+                // permissions are in force: then a live id is its owner's alone (Docs/PERMISSIONS.md, "Bound names").
                 try socket.setOption(.routerMandatory, 1)
-                try socket.setOption(.routerHandover, 1)
+                try socket.setOption(.routerHandover, Self.handover(permissions: configuration.permissions != nil))
+                if configuration.permissions != nil {
+                    // ZMTP heartbeats free the id of a peer whose host vanished (no FIN) within the liveness window
+                    // (at least 2 s), so that it can connect again from elsewhere with handover off.
+                    let interval = configuration.heartbeatInterval.milliseconds
+                    try socket.setOption(.heartbeatInterval, Int32(clamping: interval))
+                    try socket.setOption(
+                        .heartbeatTimeout,
+                        Int32(clamping: max(2000, interval * max(1, configuration.heartbeatLiveness))))
+                }
                 try socket.setOption(
                     .sendHighWaterMark, index == 0 ? Int32(clamping: max(1, configuration.clientQueueLimit)) : 100_000)
                 // A client connection may have at most 1,000 messages read off its TCP connection and not yet taken

@@ -29,6 +29,10 @@ public struct ZMQSocketOption: Sendable, Hashable {
     /// The file descriptor that signals the socket's readiness may have changed (read only): see
     /// ``ZMQSocket/readinessFileDescriptor``.
     public static let fileDescriptor = ZMQSocketOption(rawValue: ZMQ_FD)
+    /// ZMTP heartbeats (RFC 37): milliseconds between PINGs on each connection made after it is set (0: none).
+    public static let heartbeatInterval = ZMQSocketOption(rawValue: ZMQ_HEARTBEAT_IVL)
+    /// ZMTP heartbeats: milliseconds without any traffic after a PING before libzmq closes the connection.
+    public static let heartbeatTimeout = ZMQSocketOption(rawValue: ZMQ_HEARTBEAT_TIMEOUT)
 }
 
 extension ZMQSocketOption {

@@ -275,33 +275,71 @@ extension EndToEnd {
             #expect(try await Cluster.replies(last).last?.status == .final)
         }
 
-        /// STATUS and CANCEL answer only the key that sent the request: another identity that connects with the
-        /// same routing id (libzmq hands the connection over) learns nothing of it and cannot cancel it.
-        @Test func statusAndCancelAnswerOnlyTheKeyThatSentTheRequest() async throws {
+        /// A client's routing id is its own (Docs/PERMISSIONS.md, "Bound names"): while it is connected, another
+        /// identity connecting with the same id is never given it (it neither sends nor receives); after it left,
+        /// the id stays bound to its identity, so another one is refused `forbidden` and the owner, connecting
+        /// again, takes it over at once and reads its result.
+        @Test func aClientsRoutingIDIsItsOwnWhileConnectedAndBoundAfter() async throws {
             let (cluster, keys, _) = try await cluster(alice: ["*"])
-            let alice = try ConciergeClient(
-                configuration: .init(
-                    brokerEndpoint: cluster.frontend, routingID: "alice-fixed", heartbeatInterval: .milliseconds(250),
-                    curve: keys.clientKeys(keys.alice)))
-            try await cluster.waitUntilServing(alice)
-            let slow = alice.send(intent: Self.echo("mine", delayMs: 1500), phase: .handle, requestID: "mine")
-            try await alice.waitUntilRunning("mine")
+            func alice() throws -> ConciergeClient {
+                try ConciergeClient(
+                    configuration: .init(
+                        brokerEndpoint: cluster.frontend, routingID: "alice-fixed",
+                        heartbeatInterval: .milliseconds(250), curve: keys.clientKeys(keys.alice)))
+            }
+            let first = try alice()
+            try await cluster.waitUntilServing(first)
+            let slow = first.send(intent: Self.echo("mine", delayMs: 1500), phase: .handle, requestID: "mine")
+            try await first.waitUntilRunning("mine")
             do {
                 let bob = try RawCurvePeer(
                     endpoint: cluster.frontend, keys: keys.clientKeys(keys.bob), routingID: "alice-fixed")
+                #expect(try bob.handshake()?.kind == .handshakeSucceeded)
                 try bob.send(["CIPC01", "STATUS", "mine"])
                 try bob.send(["CIPC02", "CANCEL", "mine"])
-                let answers = try bob.receiveAll(forMilliseconds: 1000).filter { $0.count > 2 && $0[2] == "mine" }
-                #expect(answers.count == 2, "\(answers)")
-                for answer in answers {
-                    #expect(answer.contains { $0.contains("unknown-request") }, "\(answer)")
-                    #expect(!answer.contains("progress"), "\(answer)")
-                }
+                try bob.send(["CIPC01", "PING"])
+                #expect(try bob.receiveAll(forMilliseconds: 1000).isEmpty)
             }
-            // Alice's request was not cancelled: it ends served, and alice may still ask about it.
+            // Alice's request was neither read nor cancelled, and its ending reached alice.
             let replies = try await Cluster.replies(slow)
             #expect(replies.last?.status == .final, "\(replies.last?.body_ ?? .null)")
-            #expect(try await alice.status(of: "mine").status == .final)
+            first.close()
+
+            // Alice left; her id is still bound to her: bob is refused (once libzmq has let her connection go).
+            var answer: [String]?
+            try await waitUntil("bob gets an answer on alice's routing id") {
+                let bob = try RawCurvePeer(
+                    endpoint: cluster.frontend, keys: keys.clientKeys(keys.bob), routingID: "alice-fixed")
+                try bob.send(["CIPC01", "STATUS", "mine"])
+                answer = try bob.receiveAll(forMilliseconds: 300).first
+                return answer != nil
+            }
+            #expect(answer?.contains { $0.contains("forbidden") } == true, "\(answer ?? [])")
+            #expect(answer?.contains { $0.contains("in use by another identity") } == true, "\(answer ?? [])")
+            #expect(answer?.contains("final") == false)
+            // Alice again, with the same id: her result at once.
+            let again = try alice()
+            let status = try await again.status(of: "mine")
+            #expect(status.status == .final, "\(status.body_)")
+        }
+
+        /// A worker's name is its own while it is connected: a peer of another identity connecting under it is never
+        /// given it and receives nothing (no JOB, no HEARTBEAT); every job goes to the owner.
+        @Test func aWorkersNameIsItsOwnWhileConnected() async throws {
+            let (cluster, keys, _) = try await cluster(alice: ["*"])
+            let alice = try client(cluster.frontend, keys.clientKeys(keys.alice))
+            try await cluster.waitUntilServing(alice)
+            let thief = try RawCurvePeer(
+                endpoint: cluster.backend, keys: keys.clientKeys(keys.narrow), routingID: "pool")
+            #expect(try thief.handshake()?.kind == .handshakeSucceeded)
+            // It does not even register: holding the name would be enough to get the owner's JOBs and HEARTBEATs.
+            for index in 0..<20 {
+                let reply = try await alice.request(intent: Self.echo("job \(index)"), phase: .handle)
+                #expect(reply.status == .final, "\(reply.body_)")
+                #expect(reply.body_["handle"]?["data"]?["worker"]?.stringValue == "pool")
+            }
+            #expect(try thief.receiveAll(forMilliseconds: 300).isEmpty)
+            #expect(!cluster.log("broker").contains("re-registered"))
         }
 
         /// `--audit-log`: one JSON line per request accepted, refused and ended, with time, identity, key, intent

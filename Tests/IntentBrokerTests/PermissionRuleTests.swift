@@ -111,6 +111,64 @@ import Testing
         #expect(broker.core.statistics.permissionsReplaced == 2)
     }
 
+    static func twoWorkerIdentities() throws -> Permissions {
+        let echo = AccessList(allow: [try IntentPattern(parsing: "Echo")])
+        return try Permissions(identities: [
+            PermissionIdentity(name: "alice", keys: ["KEY-A", "KEY-A2"], send: echo),
+            PermissionIdentity(name: "bob", keys: ["KEY-B"], send: echo),
+            PermissionIdentity(name: "workers", keys: ["KEY-W", "KEY-W2"], serve: echo),
+            PermissionIdentity(name: "others", keys: ["KEY-V"], serve: echo),
+        ])
+    }
+
+    /// A client routing id is bound to the identity that used it, for the result TTL plus the hard limit after its
+    /// last message: another identity is refused `forbidden` in the form of its command; another key of the same
+    /// identity takes it over; once the binding expired, anyone may use the id.
+    @Test func aClientRoutingIDIsBoundToTheIdentityThatUsedIt() throws {
+        var broker = try Self.harness(try Self.twoWorkerIdentities())
+        let client = Array("c1".utf8)
+        let now = broker.now
+        let first = broker.core.clientBindingRefusal(client: client, key: Array("KEY-A".utf8), now: now)
+        #expect(first == nil)
+        let refusal = broker.core.clientBindingRefusal(client: client, key: Array("KEY-B".utf8), now: now + 1)
+        let refused = try #require(refusal)
+        #expect(refused.identity == "bob" && refused.message.contains("in use by another identity"))
+        let sameIdentity = broker.core.clientBindingRefusal(client: client, key: Array("KEY-A2".utf8), now: now + 2)
+        #expect(sameIdentity == nil)
+        broker.core.refuseBoundClient(
+            .status(requestID: Array("r1".utf8)), client: client, refused, key: Array("KEY-B".utf8), version: 1,
+            now: now + 3)
+        broker.core.refuseBoundClient(
+            .ping, client: client, refused, key: Array("KEY-B".utf8), version: 1, now: now + 3)
+        broker.settle()
+        #expect(broker.replies.last?.command == .status && broker.replies.last?.code == "forbidden")
+        #expect(broker.pongs == ["c1"])
+        let expiry = now + 2 + broker.core.clientBindingTTL
+        let beforeExpiry = broker.core.clientBindingRefusal(client: client, key: Array("KEY-B".utf8), now: expiry - 1)
+        #expect(beforeExpiry != nil)
+        let atExpiry = broker.core.clientBindingRefusal(client: client, key: Array("KEY-B".utf8), now: expiry)
+        #expect(atExpiry == nil)
+        broker.core.sweepClientBindings(now: expiry + broker.core.clientBindingTTL)
+        #expect(broker.core.clientBindings.isEmpty)
+    }
+
+    /// A worker's name (its routing id) is bound to its identity while it is registered: another identity's READY
+    /// under it is refused and the registered worker keeps its jobs; the same identity (a restart) takes it over.
+    @Test func aWorkerNameIsBoundToItsIdentityWhileRegistered() throws {
+        var broker = try Self.harness(try Self.twoWorkerIdentities())
+        broker.register("w1", identity: "KEY-W")
+        broker.send("a", identity: "KEY-A")
+        broker.register("w1", identity: "KEY-V")
+        #expect("\(broker.controls.last?.control as Any)".contains("is registered by another identity"))
+        #expect(broker.core.workers.values.map(\.identity) == [Array("KEY-W".utf8)])
+        #expect(broker.delivered.map(\.request) == ["a"])
+        broker.answer("w1")
+        #expect(broker.endings(of: "a").first?.status == .final)
+        broker.register("w1", identity: "KEY-W2")
+        #expect(broker.core.workers.values.map(\.identity) == [Array("KEY-W2".utf8)])
+        #expect(broker.core.statistics.forbiddenRegistrations == 1)
+    }
+
     @Test func auditRecordsSayWhoSentWhatAndHowItEnded() throws {
         var broker = try Self.harness(try Self.permissions(alice: ["Echo"]), audit: true)
         broker.register("w1", identity: "KEY-W")

@@ -82,6 +82,43 @@ import ZeroMQ
         #expect(try second.receiveMultipart() == [Array("to-new".utf8)])
     }
 
+    /// Without handover (what the broker does under a permissions file), a second connection with a live routing id
+    /// is never given it: the router reads nothing from it and delivers nothing to it; the first keeps the id.
+    @Test func withoutHandoverASecondConnectionNeverGetsALiveRoutingID() throws {
+        let router = try ZMQSocket(context: context, type: .router)
+        try router.setOption(.routerHandover, 0)
+        try router.setOption(.routerMandatory, 1)
+        try router.bind("tcp://127.0.0.1:*")
+        let first = try ZMQSocket(context: context, type: .dealer)
+        try first.setOption(.routingID, string: "worker-7")
+        try first.connect(router.lastEndpoint)
+        try first.send("one", dontWait: false)
+        #expect(try router.receiveMultipart()?[1] == Array("one".utf8))
+        let second = try ZMQSocket(context: context, type: .dealer)
+        try second.setOption(.routingID, string: "worker-7")
+        try second.connect(router.lastEndpoint)
+        try second.send("two", dontWait: false)
+        // The first connection's next message arrives, the second's never does (libzmq keeps order per connection,
+        // and the router takes turns between connections: "two" would have come first or next).
+        try first.send("three", dontWait: false)
+        var buffer = ZMQMultipart(capacity: 4)
+        #expect(try receiveWaiting(router, into: &buffer))
+        #expect(buffer.string(1) == "three")
+        #expect(try router.receiveMultipart(dontWait: true) == nil)
+        try router.send(multipart: [Array("worker-7".utf8), Array("to-owner".utf8)], dontWait: false)
+        #expect(try receiveWaiting(first, into: &buffer) && buffer.string(0) == "to-owner")
+        #expect(try second.receiveMultipart(dontWait: true) == nil)
+    }
+
+    /// The ZMTP heartbeat options (RFC 37) the broker sets under CURVE read back as set.
+    @Test func zmtpHeartbeatOptionsAreSet() throws {
+        let router = try ZMQSocket(context: context, type: .router)
+        try router.setOption(.heartbeatInterval, 250)
+        try router.setOption(.heartbeatTimeout, 750)
+        #expect(try router.intOption(.heartbeatInterval) == 250)
+        #expect(try router.intOption(.heartbeatTimeout) == 750)
+    }
+
     @Test func sendingAMessageLeavesItIntactForResending() throws {
         let (router, dealer) = try routerDealerPair(routingID: "d")
         let big = try ZMQMessage.copying([UInt8](repeating: 7, count: 10_000))

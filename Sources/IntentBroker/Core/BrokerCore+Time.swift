@@ -18,6 +18,7 @@ extension BrokerCore {
             heartbeat(now: now)
             nextHeartbeat = now + settings.heartbeat
         }
+        if now >= nextBindingSweep, !clientBindings.isEmpty { sweepClientBindings(now: now) }
     }
 
     /// Fires the timers due by `now`, in order (the shell also calls this between batches of a long drain, so a

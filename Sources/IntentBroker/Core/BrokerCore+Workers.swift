@@ -112,7 +112,9 @@ extension BrokerCore {
     }
 
     private mutating func register(_ ready: WorkerReady, routingID: [UInt8], identity: [UInt8], now: UInt64) {
-        if let refused = permissions?.refusal(toServe: ready.intentTypes, key: identity) {
+        if let refused = permissions?.refusal(toServe: ready.intentTypes, key: identity)
+            ?? workerNameRefusal(routingID, name: ready.nameString, key: identity)
+        {
             forbidden(refused, .serve, peer: routingID, worker: ready.nameString, now: now)
             actions.append(.control(routingID: routingID, version: ready.version, .error(.forbidden, refused.message)))
             return

@@ -59,6 +59,10 @@ struct BrokerCore<Body>: ~Copyable {
     var statistics = BrokerStatistics()
     /// The permissions in force (`Docs/PERMISSIONS.md`); nil: every admitted key may do everything.
     var permissions: PermissionsGate?
+    /// With permissions: the key each client routing id is bound to (``ClientBinding``), swept at
+    /// ``nextBindingSweep``.
+    var clientBindings: [ByteKey: ClientBinding] = [:]
+    var nextBindingSweep: UInt64 = 0
     /// Counters and histograms for operators, when ``BrokerConfiguration/metricsFactory`` is set.
     let metrics: BrokerMetrics?
     var nextRequestID: RequestID = 1

@@ -37,6 +37,17 @@ struct PermissionsGate {
         return identity
     }
 
+    /// The name of the identity of `key`, or ``unlisted``.
+    mutating func name(ofKey key: [UInt8]) -> String {
+        identity(ofKey: key)?.name ?? Self.unlisted
+    }
+
+    /// Whether two keys belong to one identity of the file (a key the file does not list belongs to none).
+    mutating func sameIdentity(_ first: [UInt8], _ second: [UInt8]) -> Bool {
+        guard let one = identity(ofKey: first), let other = identity(ofKey: second) else { return false }
+        return one.name == other.name
+    }
+
     /// nil when the identity of `key` may send `type` in `phase` (every phase of a lifecycle); else why not.
     mutating func refusal(toSend type: [UInt8], phase: RequestPhase, key: [UInt8]) -> Refused? {
         guard let identity = identity(ofKey: key) else {
