@@ -176,7 +176,7 @@ let package = Package(
         .target(
             name: "ConciergeGateway",
             dependencies: [
-                "IntentClient", "IntentWire", "ConciergeJSON", "ConciergeHTTP", "ConciergeTracing",
+                "IntentClient", "IntentWire", "ConciergeJSON", "ConciergeHTTP", "ConciergeTracing", "IntentPermissions",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

@@ -9,7 +9,7 @@ import Synchronization
 /// carries the caller's `traceparent`/`tracestate` as a request does (no span of the gateway's own).
 extension Gateway {
     func startConversation(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let (_, client) = try authenticate(request)
+        let (identity, client) = try authenticate(request)
         guard !draining.load(ordering: .relaxed) else {
             throw GatewayProblem(code: "shutting-down", detail: "the gateway is shutting down")
         }
@@ -33,6 +33,7 @@ extension Gateway {
             json = .object(object)
         }
         let (interaction, intentType) = try RequestInput.interaction(json)
+        try checkPermission(identity, intentType: intentType, phase: .lifecycle)
         do {
             let turn = try await client.startConversation(
                 intentType: intentType, body: interaction.serialized(), id: id, flags: flags, deadline: deadline,

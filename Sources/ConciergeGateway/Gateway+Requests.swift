@@ -19,6 +19,7 @@ extension Gateway {
         let trace = TraceContext.incoming(request.headers)
         let (interaction, intentType) = try RequestInput.interaction(
             try await RequestInput.json(request, limit: configuration.maxBodyBytes))
+        try checkPermission(identity, intentType: intentType, phase: phase)
         let id = makeRequestID()
         let tracked = TrackedRequest(id: id, identity: identity)
         table.add(tracked)

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
 import IntentClient
+import IntentPermissions
 public import Logging
 public import Metrics
 import NIOCore
@@ -26,6 +27,8 @@ public final class Gateway: Service, Sendable {
     let configuration: GatewayConfiguration
     let logger: Logger
     let clients: GatewayClients
+    /// With ``GatewayConfiguration/permissions``: each identity's send list by name.
+    let sendLists: [String: AccessList]?
     let table: RequestTable
     let metrics: GatewayMetrics
     let metricsText: (@Sendable () -> [UInt8])?
@@ -44,6 +47,9 @@ public final class Gateway: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         self.clients = try GatewayClients(configuration: configuration, logger: logger)
+        self.sendLists = configuration.permissions.map { permissions in
+            Dictionary(permissions.identities.map { ($0.name, $0.send) }) { first, _ in first }
+        }
         self.table = RequestTable(timeToLive: configuration.endingTimeToLive)
         self.metrics = GatewayMetrics(factory: metricsFactory)
         self.metricsText = metricsText

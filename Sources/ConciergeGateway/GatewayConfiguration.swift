@@ -1,5 +1,6 @@
 public import ConciergeHTTP
 import IntentClient
+public import IntentPermissions
 public import ZeroMQ
 
 /// How `concierge gateway` listens and which brokers it talks to (Docs/GATEWAY.md).
@@ -32,6 +33,11 @@ public struct GatewayConfiguration: Sendable {
     public var tracing: Bool
     /// The comment line sent on idle event streams, so that a vanished reader is noticed.
     public var keepAliveInterval: Duration
+    /// What each identity may send (`Docs/PERMISSIONS.md`): the identities of the tokens file (``anonymous``
+    /// without one) by their names, each identity's `send` list. A request or conversation its identity may not send
+    /// is answered 403 `forbidden` before it reaches the broker. nil: every identity may send everything the
+    /// gateway's own broker key may.
+    public var permissions: Permissions?
 
     /// Creates a configuration; defaults as `concierge gateway` documents them.
     public init(

@@ -39,8 +39,10 @@ struct PermissionsDocument {
         if let description = object["description"], description.stringValue == nil {
             throw fail("\(at).description", "must be a string")
         }
-        guard let keys = object["keys"]?.arrayValue, !keys.isEmpty else {
-            throw fail("\(at).keys", "must list at least one CURVE public key (40 characters of Z85)")
+        // No keys: an identity known only by the HTTP gateway's bearer tokens (`concierge gateway --permissions`).
+        let keys = object["keys"]?.arrayValue ?? []
+        if object["keys"] != nil, object["keys"]?.arrayValue == nil {
+            throw fail("\(at).keys", "must be a list of CURVE public keys (40 characters of Z85)")
         }
         var texts: [String] = []
         for (index, key) in keys.enumerated() {

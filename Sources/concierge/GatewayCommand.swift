@@ -5,6 +5,7 @@ import ConciergeHTTP
 import ConciergeTracing
 import Foundation
 import IntentClient
+import IntentPermissions
 import Logging
 import Prometheus
 import ServiceLifecycle
@@ -78,6 +79,14 @@ struct GatewayOptions: ParsableArguments {
             valueName: "file"))
     var tokens: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "A permissions file (Docs/PERMISSIONS.md): each token identity (by name; `anonymous` without --tokens) may "
+                + "send only what its `send` list allows, else 403 forbidden. Check it with `concierge permissions "
+                + "check`.",
+            valueName: "file"))
+    var permissions: String?
+
     @Option(help: ArgumentHelp("The largest request body in bytes (larger: 413).", valueName: "bytes"))
     var maxBody: Int = 1 << 20
 
@@ -125,10 +134,18 @@ struct GatewayOptions: ParsableArguments {
             throw ValidationError("--max-body takes 1024 to 67108864 bytes")
         }
         guard drainTimeoutMs >= 0 else { throw ValidationError("--drain-timeout-ms takes 0 or more") }
-        return GatewayConfiguration(
+        var configuration = GatewayConfiguration(
             brokerEndpoints: endpoints, listen: endpoint, tls: tls, tokens: try tokens.map(Self.readTokens),
             maxBodyBytes: maxBody, drainTimeout: .milliseconds(drainTimeoutMs), corsOrigin: corsOrigin,
             tracing: tracing)
+        if let permissions {
+            do {
+                configuration.permissions = try Permissions.load(path: permissions)
+            } catch {
+                throw ValidationError("--permissions: \(error)")
+            }
+        }
+        return configuration
     }
 
     /// Token → identity, from a file of `IDENTITY TOKEN` lines.

@@ -249,6 +249,46 @@ def test_bearer_tokens_scope_requests_keys_and_conversations(run_dir, spawn, gw,
     assert httpx.get(gateway.url + "/livez").status_code == 200
 
 
+def test_permissions_limit_what_each_token_identity_may_send(run_dir, spawn, gw, tmp_path):
+    """`--permissions` (Docs/PERMISSIONS.md): a token's identity, named in the file without CURVE keys, sends only
+    what its `send` list allows; the rest is 403 `forbidden` before it reaches the broker, naming identity, type and
+    phase. An identity the file does not name may send nothing. A file with an error stops the gateway at start."""
+    tokens = tmp_path / "tokens"
+    tokens.write_text("alice alice-token-0123456789\nbob bob-token-0123456789abc\ncarol carol-token-0123456789\n")
+    permissions = tmp_path / "permissions.json"
+    permissions.write_text(json.dumps({"version": 1, "identities": {
+        "alice": {"send": {"allow": ["Echo"]}},
+        "bob": {"send": {"allow": ["*"], "deny": ["Echo", "SendMessage:handle"]}},
+    }}))
+    gateway = Gateway("gwperm", run_dir, gw.frontend, "--tokens", str(tokens), "--permissions", str(permissions))
+    spawn.procs.append(gateway.proc)
+    gateway.wait_ready()
+
+    def as_(name: str, token: str) -> httpx.Client:
+        return httpx.Client(base_url=gateway.url, timeout=30, headers={"Authorization": f"Bearer {token}"})
+
+    message = {"intent": {"type": "SendMessage", "parameters": {"recipient": {"displayName": "John"}, "content": "Hi"}}}
+    with as_("alice", "alice-token-0123456789") as alice, as_("bob", "bob-token-0123456789abc") as bob, \
+            as_("carol", "carol-token-0123456789") as carol:
+        assert alice.post("/v1/requests", json=echo("allowed")).status_code == 200
+        refused = problem(alice.post("/v1/requests", params={"phase": "resolve"}, json=message), 403, "forbidden")
+        assert 'identity "alice" may not send SendMessage (resolve)' in refused["detail"], refused
+        problem(bob.post("/v1/requests", json=echo("denied")), 403, "forbidden")
+        assert bob.post("/v1/requests", params={"phase": "resolve"}, json=message).status_code == 200
+        problem(bob.post("/v1/requests", params={"phase": "handle"}, json=message), 403, "forbidden")
+        # A conversation runs the lifecycle: bob may not handle SendMessage, so he may not start one.
+        problem(bob.post("/v1/conversations", json=message), 403, "forbidden")
+        assert alice.post("/v1/conversations", json=echo("talk")).status_code == 201
+        nobody = problem(carol.post("/v1/requests", json=echo()), 403, "forbidden")
+        assert "not in the gateway's permissions file" in nobody["detail"]
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"version": 1, "identities": {"alice": {"send": {"allow": ["Echo:nope"]}}}}')
+    out = subprocess.run([str(cluster.binary()), "gateway", "--broker", gw.frontend, "--listen", "127.0.0.1:0",
+                          "--tokens", str(tokens), "--permissions", str(bad)], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode != 0 and "permissions-malformed" in out.stderr and "identities.alice.send.allow[0]" in out.stderr
+
+
 def test_refuses_a_non_loopback_address_without_tls():
     out = subprocess.run([str(cluster.binary()), "gateway", "--listen", "0.0.0.0:0"], capture_output=True,
                          text=True, timeout=20)

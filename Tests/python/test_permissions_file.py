@@ -38,7 +38,7 @@ def broken(change):
     broken(lambda d: d.pop("identities")),
     broken(lambda d: d.update(extra=True)),
     broken(lambda d: d["identities"].update({"bad name": {"keys": [EXAMPLE["identities"]["chat-bot"]["keys"][0]]}})),
-    broken(lambda d: d["identities"]["chat-bot"].update(keys=[])),
+    broken(lambda d: d["identities"]["chat-bot"].update(keys="not a list")),
     broken(lambda d: d["identities"]["chat-bot"].update(keys=["too short"])),
     broken(lambda d: d["identities"]["chat-bot"].update(sends={"allow": ["*"]})),
     broken(lambda d: d["identities"]["chat-bot"]["send"].update(allow="*")),
@@ -46,7 +46,7 @@ def broken(change):
     broken(lambda d: d["identities"]["chat-bot"]["send"].update(allow=["Echo:"])),
     broken(lambda d: d["identities"]["chat-bot"]["send"].update(allow=["Send Payment"])),
     broken(lambda d: d["identities"]["chat-bot"]["send"].update(only=["Echo"])),
-], ids=["version", "no-identities", "unknown-key", "name", "no-keys", "short-key", "unknown-list", "allow-not-array",
+], ids=["version", "no-identities", "unknown-key", "name", "keys-not-list", "short-key", "unknown-list", "allow-not-array",
         "lifecycle-phase", "empty-phase", "space-in-type", "unknown-list-key"])
 def test_mistakes_are_invalid(document):
     assert errors(document), f"accepted: {json.dumps(document)}"
