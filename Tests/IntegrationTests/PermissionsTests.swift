@@ -406,6 +406,10 @@ extension EndToEnd {
             #expect(missing.status != 0)
             #expect(missing.error.contains("permissions-unreadable"), "\(missing.error)")
             try keys.writePermissions(keys.document(alice: ["*"]))
+            // A reload aimed at no process: refused with its code, after the file was checked.
+            let reload = try runConcierge(["permissions", "reload", "--pid", "2147483646", file])
+            #expect(reload.status == 1)
+            #expect(reload.error.contains("permissions-reload-failed"), "\(reload.error)")
             let plain = try runConcierge(base)
             #expect(plain.status != 0)
             #expect(plain.error.contains("permissions-need-curve"), "\(plain.error)")
