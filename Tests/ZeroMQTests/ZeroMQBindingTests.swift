@@ -63,30 +63,11 @@ import ZeroMQ
         }
     }
 
-    @Test func routerHandoverLetsANewPeerTakeOverARoutingID() throws {
+    /// A router with `handover`, a first peer "worker-7" whose "one" it received, and a second peer with the same
+    /// id that connected (while the first is still connected) and sent "two".
+    func twoPeersWithOneID(handover: Int32) throws -> (router: ZMQSocket, first: ZMQSocket, second: ZMQSocket) {
         let router = try ZMQSocket(context: context, type: .router)
-        try router.setOption(.routerHandover, 1)
-        try router.bind("tcp://127.0.0.1:*")
-        let first = try ZMQSocket(context: context, type: .dealer)
-        try first.setOption(.routingID, string: "worker-7")
-        try first.connect(router.lastEndpoint)
-        try first.send("one", dontWait: false)
-        #expect(try router.receiveMultipart()?[1] == Array("one".utf8))
-        // A restarted peer reusing the id while the old connection is still open.
-        let second = try ZMQSocket(context: context, type: .dealer)
-        try second.setOption(.routingID, string: "worker-7")
-        try second.connect(router.lastEndpoint)
-        try second.send("two", dontWait: false)
-        #expect(try router.receiveMultipart()?[1] == Array("two".utf8))
-        try router.send(multipart: [Array("worker-7".utf8), Array("to-new".utf8)], dontWait: false)
-        #expect(try second.receiveMultipart() == [Array("to-new".utf8)])
-    }
-
-    /// Without handover (what the broker does under a permissions file), a second connection with a live routing id
-    /// is never given it: the router reads nothing from it and delivers nothing to it; the first keeps the id.
-    @Test func withoutHandoverASecondConnectionNeverGetsALiveRoutingID() throws {
-        let router = try ZMQSocket(context: context, type: .router)
-        try router.setOption(.routerHandover, 0)
+        try router.setOption(.routerHandover, handover)
         try router.setOption(.routerMandatory, 1)
         try router.bind("tcp://127.0.0.1:*")
         let first = try ZMQSocket(context: context, type: .dealer)
@@ -98,6 +79,21 @@ import ZeroMQ
         try second.setOption(.routingID, string: "worker-7")
         try second.connect(router.lastEndpoint)
         try second.send("two", dontWait: false)
+        return (router, first, second)
+    }
+
+    @Test func routerHandoverLetsANewPeerTakeOverARoutingID() throws {
+        // A restarted peer reusing the id while the old connection is still open.
+        let (router, _, second) = try twoPeersWithOneID(handover: 1)
+        #expect(try router.receiveMultipart()?[1] == Array("two".utf8))
+        try router.send(multipart: [Array("worker-7".utf8), Array("to-new".utf8)], dontWait: false)
+        #expect(try second.receiveMultipart() == [Array("to-new".utf8)])
+    }
+
+    /// Without handover (what the broker does under a permissions file), a second connection with a live routing id
+    /// is never given it: the router reads nothing from it and delivers nothing to it; the first keeps the id.
+    @Test func withoutHandoverASecondConnectionNeverGetsALiveRoutingID() throws {
+        let (router, first, second) = try twoPeersWithOneID(handover: 0)
         // The first connection's next message arrives, the second's never does (libzmq keeps order per connection,
         // and the router takes turns between connections: "two" would have come first or next).
         try first.send("three", dontWait: false)
