@@ -1,6 +1,7 @@
 """The Python client library as a package: `pip install --no-build-isolation` of Clients/python into a fresh
-`--target` folder works, the installed copy imports from there (with its py.typed marker), and `mypy --strict`
-passes on the package and on a program that uses its API."""
+`--target` folder works, leaves the source tree as it was (no `build/`, no `*.egg-info`), the installed copy imports
+from there (with its py.typed marker), and `mypy --strict` passes on the package and on a program that uses its
+API."""
 
 from __future__ import annotations
 
@@ -53,6 +54,27 @@ def test_pip_install_into_a_fresh_target_and_import_from_there(tmp_path):
     """))
     run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(program)], cwd=tmp_path,
         env={**os.environ, "MYPYPATH": str(target)})
+
+
+def _tree(root: Path) -> set[str]:
+    return {str(path.relative_to(root)) for path in root.rglob("*")}
+
+
+def test_pip_install_leaves_the_source_tree_clean(tmp_path):
+    """Issue 45: installing from a clone (Scripts/setup, the README) left build/ and src/*.egg-info in it. The build's
+    scratch files go to a temporary folder (Clients/python/setup.py), removed when the build ends."""
+    source = tmp_path / "source"
+    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    before = _tree(source)
+    scratch = tmp_path / "tmp"  # the build's TMPDIR: what is left there after the install
+    scratch.mkdir()
+    run([sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "--target",
+         str(tmp_path / "target"), str(source)], env={**os.environ, "TMPDIR": str(scratch)})
+    assert (tmp_path / "target" / "concierge_client" / "py.typed").is_file()
+    assert not (source / "build").exists()
+    assert not list(source.rglob("*.egg-info")), list(source.rglob("*.egg-info"))
+    assert _tree(source) == before, sorted(_tree(source) ^ before)
+    assert not list(scratch.glob("concierge-client-build-*")), list(scratch.iterdir())
 
 
 def test_mypy_strict_on_the_package():
