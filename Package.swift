@@ -32,6 +32,26 @@ let package = Package(
         .library(name: "IntentJournal", targets: ["IntentJournal"]),
         .plugin(name: "IntentDefinitionPlugin", targets: ["IntentDefinitionPlugin"]),
     ],
+    // Build weight (issue 45): what only some deployments use is built only when asked for, so that the quick start
+    // and a team's worker package build in minutes. The default build has none of them; `swift build --traits Full`
+    // (or `--enable-all-traits`) has all three, and a dependent package names them on its `.package` line
+    // (`traits: ["PostgreSQL"]`). README, "Build options".
+    traits: [
+        .trait(
+            name: "Tracing",
+            description: "Export spans over OTLP/HTTP with Swift OTel (--tracing; Docs/TRACING.md). Without it the "
+                + "trace context still travels and spans cost nothing; --tracing is refused."),
+        .trait(
+            name: "TLS",
+            description: "The gateway's HTTPS (--tls-cert, --tls-key, --tls-client-ca) with swift-nio-ssl "
+                + "(BoringSSL). Without it the gateway speaks plain HTTP and the TLS options are refused."),
+        .trait(
+            name: "PostgreSQL",
+            description: "The PostgreSQL journal (--journal postgres://..., --standby) with postgres-nio. Without it "
+                + "the SQLite journal works and a postgres:// journal is refused (journal-not-built)."),
+        .trait(name: "Full", description: "Everything: Tracing, TLS and PostgreSQL.", enabledTraits: ["Tracing", "TLS", "PostgreSQL"]),
+        .default(enabledTraits: []),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -165,7 +185,7 @@ let package = Package(
                 "IntentWire",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceContextModule", package: "swift-service-context"),
-                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "OTel", package: "swift-otel", condition: .when(traits: ["Tracing"])),
                 .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -178,7 +198,7 @@ let package = Package(
             dependencies: [
                 "IntentClient", "IntentWire", "ConciergeJSON", "ConciergeHTTP", "ConciergeTracing", "IntentPermissions",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird", condition: .when(traits: ["TLS"])),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -215,7 +235,7 @@ let package = Package(
             name: "IntentJournal",
             dependencies: [
                 "CSQLite", .product(name: "Histogram", package: "hdrhistogram-swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

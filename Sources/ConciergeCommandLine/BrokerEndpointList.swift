@@ -1,4 +1,4 @@
-public import ArgumentParser
+import ArgumentParser
 import IntentWire
 
 /// A `--broker` value: one endpoint, or several separated by commas (the active broker and its standbys, e.g.

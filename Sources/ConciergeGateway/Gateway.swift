@@ -3,15 +3,18 @@ import ConciergeJSON
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
-import HummingbirdTLS
 import IntentClient
 import IntentPermissions
 public import Logging
 public import Metrics
 import NIOCore
-import NIOSSL
 public import ServiceLifecycle
 import Synchronization
+
+#if TLS
+    import HummingbirdTLS
+    import NIOSSL
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -70,7 +73,12 @@ public final class Gateway: Service, Sendable {
         addRoutes(to: router)
         let server: HTTPServerBuilder
         if let tls = configuration.tls {
-            server = try .tls(.http1(), tlsConfiguration: Self.tlsConfiguration(tls))
+            #if TLS
+                server = try .tls(.http1(), tlsConfiguration: Self.tlsConfiguration(tls))
+            #else
+                _ = tls
+                throw TLSNotBuilt()
+            #endif
         } else {
             server = .http1()
         }
@@ -122,19 +130,21 @@ public final class Gateway: Service, Sendable {
         }
     }
 
-    private static func tlsConfiguration(_ tls: GatewayTLS) throws -> TLSConfiguration {
-        let chain = try NIOSSLCertificate.fromPEMFile(tls.certificateFile).map {
-            NIOSSLCertificateSource.certificate($0)
+    #if TLS
+        private static func tlsConfiguration(_ tls: GatewayTLS) throws -> TLSConfiguration {
+            let chain = try NIOSSLCertificate.fromPEMFile(tls.certificateFile).map {
+                NIOSSLCertificateSource.certificate($0)
+            }
+            let key = try NIOSSLPrivateKey(file: tls.privateKeyFile, format: .pem)
+            var configuration = TLSConfiguration.makeServerConfiguration(
+                certificateChain: chain, privateKey: .privateKey(key))
+            if let clientCA = tls.clientCAFile {
+                configuration.certificateVerification = .noHostnameVerification
+                configuration.trustRoots = .file(clientCA)
+            }
+            return configuration
         }
-        let key = try NIOSSLPrivateKey(file: tls.privateKeyFile, format: .pem)
-        var configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: chain, privateKey: .privateKey(key))
-        if let clientCA = tls.clientCAFile {
-            configuration.certificateVerification = .noHostnameVerification
-            configuration.trustRoots = .file(clientCA)
-        }
-        return configuration
-    }
+    #endif
 
     /// The routes of Schemas/openapi.yaml.
     private func addRoutes(to router: Router<BasicRequestContext>) {

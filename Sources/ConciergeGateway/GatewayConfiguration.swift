@@ -78,8 +78,16 @@ public struct GatewayConfiguration: Sendable {
     }
 }
 
-/// The gateway's TLS files.
+/// The gateway's TLS files. Served only by a build with the package trait `TLS` (``isBuilt``); without it
+/// ``Gateway/run()`` refuses them with ``TLSNotBuilt``.
 public struct GatewayTLS: Sendable, Hashable {
+    /// Whether this build can serve HTTPS (the package trait `TLS`, README "Build options").
+    #if TLS
+        public static let isBuilt = true
+    #else
+        public static let isBuilt = false
+    #endif
+
     /// The certificate chain (PEM).
     public var certificateFile: String
     /// The private key (PEM).
@@ -92,5 +100,19 @@ public struct GatewayTLS: Sendable, Hashable {
         self.certificateFile = certificateFile
         self.privateKeyFile = privateKeyFile
         self.clientCAFile = clientCAFile
+    }
+}
+
+/// HTTPS was asked for (`--tls-cert`) from a build without the package trait `TLS`: the gateway refuses to start
+/// rather than serve plain HTTP where TLS was meant.
+public struct TLSNotBuilt: Error, CustomStringConvertible {
+    /// The stable code: `tls-not-built`.
+    public let code = "tls-not-built"
+
+    public init() {}
+
+    public var description: String {
+        "\(code): this build has no TLS; build it with the TLS trait (swift build --traits TLS, or "
+            + "Scripts/build-release --traits Full; README, \"Build options\")"
     }
 }

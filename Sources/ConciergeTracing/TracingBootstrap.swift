@@ -1,7 +1,10 @@
 public import Logging
-import OTel
 public import ServiceLifecycle
 import Tracing
+
+#if Tracing
+    import OTel
+#endif
 
 /// Bootstraps tracing for a process (Docs/TRACING.md): with ``TracingConfiguration/enabled``, Swift OTel's tracer
 /// (OTLP/HTTP with protobuf, W3C propagation) becomes `InstrumentationSystem`'s tracer, and the service that batches
@@ -13,22 +16,54 @@ import Tracing
 /// Without tracing nothing is bootstrapped (the no-op tracer stays: spans cost a nil check) and nil is returned.
 /// Bootstrapping twice in one process is a programming error (swift-distributed-tracing traps).
 public enum TracingBootstrap {
+    /// Whether this build can export spans (the package trait `Tracing`, README "Build options").
+    #if Tracing
+        public static let isBuilt = true
+    #else
+        public static let isBuilt = false
+    #endif
+
     /// Bootstraps tracing as `configuration` says; returns the exporter's service, or nil when tracing is off.
-    /// - Throws: Swift OTel's configuration errors (e.g. an unsupported `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`).
+    /// - Throws: ``TracingNotBuilt`` when tracing is asked for in a build without the `Tracing` trait; Swift OTel's
+    ///   configuration errors (e.g. an unsupported `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`).
     public static func bootstrap(_ configuration: TracingConfiguration, logger: Logger) throws -> (any Service)? {
         guard configuration.enabled else { return nil }
-        var otel = OTel.Configuration.default
-        otel.serviceName = configuration.serviceName
-        otel.logs.enabled = false
-        otel.metrics.enabled = false
-        otel.traces.enabled = true
-        otel.traces.exporter = .otlp
-        otel.traces.otlpExporter.protocol = .httpProtobuf
-        let backend = try OTel.makeTracingBackend(configuration: otel)
-        InstrumentationSystem.bootstrap(backend.factory)
-        logger.info(
-            "tracing: spans exported over OTLP/HTTP",
-            metadata: ["service": "\(configuration.serviceName)"])
-        return backend.service
+        #if Tracing
+            return try bootstrapOTel(configuration, logger: logger)
+        #else
+            throw TracingNotBuilt()
+        #endif
+    }
+
+    #if Tracing
+        private static func bootstrapOTel(_ configuration: TracingConfiguration, logger: Logger) throws -> any Service {
+            var otel = OTel.Configuration.default
+            otel.serviceName = configuration.serviceName
+            otel.logs.enabled = false
+            otel.metrics.enabled = false
+            otel.traces.enabled = true
+            otel.traces.exporter = .otlp
+            otel.traces.otlpExporter.protocol = .httpProtobuf
+            let backend = try OTel.makeTracingBackend(configuration: otel)
+            InstrumentationSystem.bootstrap(backend.factory)
+            logger.info(
+                "tracing: spans exported over OTLP/HTTP",
+                metadata: ["service": "\(configuration.serviceName)"])
+            return backend.service
+        }
+    #endif
+}
+
+/// Tracing was asked for (`--tracing`) from a build without the package trait `Tracing`: nothing would export the
+/// spans, so the process refuses to start rather than trace into nothing.
+public struct TracingNotBuilt: Error, CustomStringConvertible {
+    /// The stable code: `tracing-not-built`.
+    public let code = "tracing-not-built"
+
+    public init() {}
+
+    public var description: String {
+        "\(code): this build cannot export spans; build with the Tracing trait (swift build --traits Tracing, or "
+            + "Scripts/build-release --traits Full; README, \"Build options\")"
     }
 }

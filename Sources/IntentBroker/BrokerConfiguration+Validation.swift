@@ -42,7 +42,7 @@ extension BrokerConfiguration {
             throw refuse(
                 "conversations need a time to live above zero, bounds that are not negative, and 1 to 100 asks")
         }
-        if standby, !(journalPath.map(PostgresJournal.isURL) ?? false) {
+        if standby, !(journalPath.map(JournalLocation.isPostgres) ?? false) {
             throw refuse("a standby needs a PostgreSQL journal (postgres://…) shared with the active broker")
         }
     }

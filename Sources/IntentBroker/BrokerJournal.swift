@@ -19,20 +19,17 @@ final class BrokerJournal {
     private var acceptedHere: [UInt64: Int] = [:]
 
     /// Opens the journal at `path` (a SQLite file, or a `postgres://` URL: several brokers may share it; the one
-    /// holding its advisory lock is active). `standingBy`: see ``PostgresJournal/init(url:sync:standingBy:)``.
+    /// holding its advisory lock is active). `standingBy`: see `PostgresJournal.init(url:sync:standingBy:)`.
     init(path: String, sync: JournalSync, standingBy: (@Sendable () -> Bool)? = nil) throws(JournalError) {
         self.path = path
-        journal =
-            PostgresJournal.isURL(path)
-            ? try PostgresJournal(url: path, sync: sync, standingBy: standingBy)
-            : try SQLiteJournal(path: path, sync: sync)
+        journal = try JournalLocation.open(path, sync: sync, standingBy: standingBy)
     }
 
     /// The journal's name for logs (a URL without its password).
-    var name: String { PostgresJournal.isURL(path) ? PostgresJournal.redacted(path) : path }
+    var name: String { JournalLocation.redacted(path) }
 
     /// Whether the journal is a database server that can go away and come back (PostgreSQL), rather than a file.
-    var isShared: Bool { journal is PostgresJournal }
+    var isShared: Bool { JournalLocation.isShared(journal) }
 
     /// Milliseconds between the Unix epoch and the monotonic clock's zero, now.
     private static func offset() -> Int64 {

@@ -387,7 +387,7 @@ final class BrokerLoop: @unchecked Sendable {
                 if !standbyAnnounced.exchange(true, ordering: .relaxed) {
                     logger.info(
                         "standing by: another broker is active on the journal; taking over when it stops",
-                        metadata: ["journal": "\(PostgresJournal.redacted(configuration.journalPath ?? ""))"])
+                        metadata: ["journal": "\(JournalLocation.redacted(configuration.journalPath ?? ""))"])
                 }
                 return !isStopRequested
             }

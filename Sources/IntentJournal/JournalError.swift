@@ -15,6 +15,7 @@ public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible {
             case locked = "journal-locked"
             case exists = "journal-exists"
             case invalidOperation = "journal-invalid-operation"
+            case notBuilt = "journal-not-built"
         }
         private let value: Value
 
@@ -38,6 +39,8 @@ public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A commit holds an operation that contradicts the journal (e.g. a request id accepted twice, an ending for
         /// a request that is not open): a bug in the caller. Nothing of that commit is written.
         public static let invalidOperation = Code(value: .invalidOperation)
+        /// The journal is a PostgreSQL URL and this build has no PostgreSQL journal (the package trait `PostgreSQL`).
+        public static let notBuilt = Code(value: .notBuilt)
 
         public var description: String { value.rawValue }
     }

@@ -9,7 +9,7 @@ import CZeroMQ
 /// Return codes: `zmq_msg_init` cannot fail, and `zmq_msg_move`/`zmq_msg_close` fail only with EFAULT (not a valid
 /// message), which the `zmq_msg_t` a message owns never is, so those are preconditions; `zmq_msg_init_size`
 /// allocates and can fail for a large size (ENOMEM), so ``copying(_:)`` throws.
-public final class ZMQMessage: ManagedBuffer<Void, UInt64>, @unchecked Sendable {
+public final class ZMQMessage: ManagedBuffer<Void, UInt64> {
     // A ManagedBuffer keeps the `zmq_msg_t` in the object's own allocation: one malloc per message instead of two
     // (object and frame), on every frame the broker keeps: one allocation less per request on the broker's hot
     // path. Its address is fixed for the object's life.

@@ -122,6 +122,7 @@ struct GatewayOptions: ParsableArguments {
         if tlsClientCa != nil && tlsCert == nil {
             throw ValidationError("--tls-client-ca needs --tls-cert and --tls-key")
         }
+        if tlsCert != nil && !GatewayTLS.isBuilt { throw ValidationError("--tls-cert: \(TLSNotBuilt())") }
         let tls = tlsCert.map {
             GatewayTLS(certificateFile: $0, privateKeyFile: tlsKey ?? "", clientCAFile: tlsClientCa)
         }

@@ -38,17 +38,12 @@ struct JournalCommand: ParsableCommand {
         var path: String
 
         func run() throws {
-            let isURL = PostgresJournal.isURL(path)
             do {
-                if isURL {
-                    try PostgresJournal.create(url: path)
-                } else {
-                    try SQLiteJournal.create(path: path)
-                }
+                try JournalLocation.create(path)
             } catch {
                 throw JournalCommand.fail(error)
             }
-            print("concierge journal: created \(isURL ? PostgresJournal.redacted(path) : path) (schema version 2)")
+            print("concierge journal: created \(JournalLocation.redacted(path)) (schema version 2)")
         }
     }
 

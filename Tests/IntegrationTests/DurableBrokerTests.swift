@@ -96,35 +96,53 @@ extension EndToEnd {
             #expect(second.status != 0)
             #expect(second.error.contains("journal-locked"), "\(second.error)")
         }
+        #if PostgreSQL
 
-        /// The same with a PostgreSQL journal (a private server from Debian's packages): a SIGKILLed broker started
-        /// again on it finishes what it accepted and still answers STATUS; while one broker holds the journal's
-        /// advisory lock, a second one on the same database is refused.
-        @Test func aBrokerOnAPostgresJournalSurvivesASigkillAndHoldsItAlone() async throws {
-            let server = try PostgresServer()
-            let cluster = try Cluster()
-            let (client, done) = try await cluster.startJournaled(server.url)
-            let second = try runConcierge([
-                "broker", "--frontend", "ipc://\(cluster.directory.path)/f2", "--backend",
-                "ipc://\(cluster.directory.path)/b2", "--journal", server.url,
-            ])
-            #expect(second.status != 0 && second.error.contains("journal-locked"), "\(second.error)")
-            let running = client.send(
-                intent: delayedEcho("slow", delayMs: 2000, in: "resolve"), phase: .resolve, deadline: .seconds(30),
-                requestID: "running")
-            try await client.waitUntilRunning("running", on: "w1")
-            cluster.signal("broker", SIGKILL)
-            _ = await cluster.waitForExit("broker")
-            try cluster.start(
-                "broker-2",
-                [
-                    "broker", "--frontend", cluster.frontend, "--backend", cluster.backend, "--heartbeat-ms", "250",
-                    "--journal", server.url,
+            /// The same with a PostgreSQL journal (a private server from Debian's packages): a SIGKILLed broker started
+            /// again on it finishes what it accepted and still answers STATUS; while one broker holds the journal's
+            /// advisory lock, a second one on the same database is refused.
+            @Test func aBrokerOnAPostgresJournalSurvivesASigkillAndHoldsItAlone() async throws {
+                let server = try PostgresServer()
+                let cluster = try Cluster()
+                let (client, done) = try await cluster.startJournaled(server.url)
+                let second = try runConcierge([
+                    "broker", "--frontend", "ipc://\(cluster.directory.path)/f2", "--backend",
+                    "ipc://\(cluster.directory.path)/b2", "--journal", server.url,
                 ])
-            let rerun = try #require(try await Cluster.replies(running).last)
-            #expect(rerun.status == .final, "\(rerun.errorCode ?? "")")
-            let stored = try await client.status(of: "done")
-            #expect(stored.status == .final && stored.body == done.body)
-        }
+                #expect(second.status != 0 && second.error.contains("journal-locked"), "\(second.error)")
+                let running = client.send(
+                    intent: delayedEcho("slow", delayMs: 2000, in: "resolve"), phase: .resolve, deadline: .seconds(30),
+                    requestID: "running")
+                try await client.waitUntilRunning("running", on: "w1")
+                cluster.signal("broker", SIGKILL)
+                _ = await cluster.waitForExit("broker")
+                try cluster.start(
+                    "broker-2",
+                    [
+                        "broker", "--frontend", cluster.frontend, "--backend", cluster.backend, "--heartbeat-ms", "250",
+                        "--journal", server.url,
+                    ])
+                let rerun = try #require(try await Cluster.replies(running).last)
+                #expect(rerun.status == .final, "\(rerun.errorCode ?? "")")
+                let stored = try await client.status(of: "done")
+                #expect(stored.status == .final && stored.body == done.body)
+            }
+        #else
+            /// A build without the PostgreSQL trait refuses a postgres:// journal at start, with a stable code that
+            /// says how to get one, rather than failing later or falling back to memory.
+            @Test func aDefaultBuildRefusesAPostgresJournalSayingHowToBuildOne() async throws {
+                let cluster = try Cluster()
+                let started = try runConcierge([
+                    "broker", "--frontend", "ipc://\(cluster.directory.path)/f2", "--backend",
+                    "ipc://\(cluster.directory.path)/b2", "--journal", "postgres://nobody@127.0.0.1:1/none",
+                ])
+                #expect(started.status != 0)
+                #expect(started.error.contains("journal-not-built"), "\(started.error)")
+                #expect(started.error.contains("--traits PostgreSQL"), "\(started.error)")
+                let initialized = try runConcierge(["journal", "init", "postgres://nobody@127.0.0.1:1/none"])
+                #expect(initialized.status != 0)
+                #expect(initialized.error.contains("journal-not-built"), "\(initialized.error)")
+            }
+        #endif
     }
 }

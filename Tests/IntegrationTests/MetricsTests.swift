@@ -116,53 +116,56 @@ extension EndToEnd {
             #expect(try await Cluster.replies(running).last?.status == .final)
             #expect(try await Cluster.replies(queued).last?.status == .final)
         }
+        #if PostgreSQL
 
-        /// Ready means bound, journal available and a worker registered; live means the loop turns.
-        @Test func readinessFollowsWorkersAndTheJournalsDatabase() async throws {
-            let started = ContinuousClock.now
-            func mark(_ what: String) { print("readiness test: \(what) after \(ContinuousClock.now - started)") }
-            let server = try PostgresServer()
-            mark("PostgreSQL started")
-            let cluster = try Cluster()
-            let initialized = try runConcierge(["journal", "init", server.url])
-            #expect(initialized.status == 0, "\(initialized.error)")
-            try cluster.startBroker(["--http", "127.0.0.1:0", "--journal", server.url])
-            let port = try await cluster.brokerHTTPPort()
-            let before = try httpGet(port: port, "/readyz")
-            #expect(before.status == 503 && before.body.contains("no worker"), "\(before)")
-            #expect(try httpGet(port: port, "/livez").status == 200)
-            try cluster.startWorker("w1", capacity: 1)
-            try await waitUntil("/readyz answers 200 once a worker registered") {
-                try httpGet(port: port, "/readyz").status == 200
+            /// Ready means bound, journal available and a worker registered; live means the loop turns.
+            @Test func readinessFollowsWorkersAndTheJournalsDatabase() async throws {
+                let started = ContinuousClock.now
+                func mark(_ what: String) { print("readiness test: \(what) after \(ContinuousClock.now - started)") }
+                let server = try PostgresServer()
+                mark("PostgreSQL started")
+                let cluster = try Cluster()
+                let initialized = try runConcierge(["journal", "init", server.url])
+                #expect(initialized.status == 0, "\(initialized.error)")
+                try cluster.startBroker(["--http", "127.0.0.1:0", "--journal", server.url])
+                let port = try await cluster.brokerHTTPPort()
+                let before = try httpGet(port: port, "/readyz")
+                #expect(before.status == 503 && before.body.contains("no worker"), "\(before)")
+                #expect(try httpGet(port: port, "/livez").status == 200)
+                try cluster.startWorker("w1", capacity: 1)
+                try await waitUntil("/readyz answers 200 once a worker registered") {
+                    try httpGet(port: port, "/readyz").status == 200
+                }
+                #expect(
+                    Scrape(try httpGet(port: port, "/metrics").body).has(
+                        "concierge_journal_commit_duration_seconds_count"))
+                mark("ready")
+                server.stop()
+                mark("PostgreSQL stopped")
+                try await waitUntil("/readyz answers 503 while the database is away\n\(cluster.log("broker"))") {
+                    let ready = try httpGet(port: port, "/readyz")
+                    return ready.status == 503 && ready.body.contains("unavailable")
+                }
+                #expect(try httpGet(port: port, "/livez").status == 200)
+                try await waitUntil("concierge_journal_available is 0") {
+                    Scrape(try httpGet(port: port, "/metrics").body).sum("concierge_journal_available") == 0
+                }
+                mark("not ready")
+                try server.start()
+                mark("PostgreSQL started again")
+                try await waitUntil("/readyz answers 200 again once the database is back and the worker rejoined") {
+                    try httpGet(port: port, "/readyz").status == 200
+                }
+                try await waitUntil("concierge_journal_available is 1 again") {
+                    Scrape(try httpGet(port: port, "/metrics").body).sum("concierge_journal_available") == 1
+                }
+                mark("ready again")
+                cluster.signal("w1", SIGTERM)
+                try await waitUntil("/readyz answers 503 once the only worker left") {
+                    try httpGet(port: port, "/readyz").status == 503
+                }
             }
-            #expect(
-                Scrape(try httpGet(port: port, "/metrics").body).has("concierge_journal_commit_duration_seconds_count"))
-            mark("ready")
-            server.stop()
-            mark("PostgreSQL stopped")
-            try await waitUntil("/readyz answers 503 while the database is away\n\(cluster.log("broker"))") {
-                let ready = try httpGet(port: port, "/readyz")
-                return ready.status == 503 && ready.body.contains("unavailable")
-            }
-            #expect(try httpGet(port: port, "/livez").status == 200)
-            try await waitUntil("concierge_journal_available is 0") {
-                Scrape(try httpGet(port: port, "/metrics").body).sum("concierge_journal_available") == 0
-            }
-            mark("not ready")
-            try server.start()
-            mark("PostgreSQL started again")
-            try await waitUntil("/readyz answers 200 again once the database is back and the worker rejoined") {
-                try httpGet(port: port, "/readyz").status == 200
-            }
-            try await waitUntil("concierge_journal_available is 1 again") {
-                Scrape(try httpGet(port: port, "/metrics").body).sum("concierge_journal_available") == 1
-            }
-            mark("ready again")
-            cluster.signal("w1", SIGTERM)
-            try await waitUntil("/readyz answers 503 once the only worker left") {
-                try httpGet(port: port, "/readyz").status == 503
-            }
-        }
+        #endif
 
         @Test func anAddressOtherHostsCanReachIsRefusedWithoutHTTPInsecure() throws {
             let refused = try runConcierge(["broker", "--http", "0.0.0.0:0"])

@@ -115,7 +115,7 @@ struct BrokerCore<Body>: ~Copyable {
         self.logger = logger
         journalLink = JournalLink(
             state: journaling ? .idle : .none,
-            isShared: journaling && configuration.journalPath.map(PostgresJournal.isURL) == true, lastContact: now)
+            isShared: journaling && configuration.journalPath.map(JournalLocation.isPostgres) == true, lastContact: now)
         results = ResultStore(
             ttl: configuration.resultTTL.nanoseconds, capacity: configuration.maxStoredResults,
             byteBudget: configuration.resultsMemory)
