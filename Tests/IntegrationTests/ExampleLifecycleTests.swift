@@ -12,7 +12,8 @@ extension EndToEnd {
         /// Starts a broker and two example workers and returns a connected client.
         func start() async throws -> (Cluster, ConciergeClient) {
             let cluster = try Cluster()
-            try cluster.startBroker()
+            // everyJobGetsAFreshHandler sends 24 at once to 8 slots: a short queue by design, not one to shed.
+            try cluster.startBroker(["--standing-queue-wait-ms", "0"])
             try cluster.startWorker("w1")
             try cluster.startWorker("w2")
             let client = try cluster.client()
@@ -223,7 +224,8 @@ extension EndToEnd {
                 for index in 0..<24 {
                     group.addTask {
                         try await client.request(
-                            intent: intent("Echo", ["text": .string("job \(index)"), "delayMs": 20]), phase: .lifecycle
+                            intent: intent("Echo", ["text": .string("job \(index)"), "delayMs": 20]), phase: .lifecycle,
+                            deadline: .seconds(30)
                         ).body_["handle"]?["data"]
                     }
                 }

@@ -3,7 +3,10 @@ brokers with special flags, standalone workers and Python workers, all cleaned u
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -19,6 +22,32 @@ import cluster  # noqa: E402
 def pytest_configure(config):
     config.addinivalue_line("markers", "chaos: the bounded chaos test of idempotency keys (about 10 s, at most ~60 s); "
                                        "part of the normal run, deselect with -m 'not chaos'")
+    config.addinivalue_line("markers", "needs_trait(name): needs a concierge built with that package trait (Tracing, "
+                                       "TLS, PostgreSQL; README 'Build options'): skipped with a default build, a "
+                                       "failure when CONCIERGE_REQUIRE_TRAITS=1 (Scripts/test sets it)")
+
+
+_traits: dict[str, bool] | None = None
+
+
+def built_traits() -> dict[str, bool]:
+    """The package traits the binary under test was built with (`concierge version --json`)."""
+    global _traits
+    if _traits is None:
+        out = subprocess.run([str(cluster.binary()), "version", "--json"], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        _traits = json.loads(out.stdout)["traits"]
+    return _traits
+
+
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers("needs_trait"):
+        name = mark.args[0]
+        if not built_traits().get(name, False):
+            why = f"{cluster.binary()} was built without the {name} trait (build it with --traits {name} or Full)"
+            if os.environ.get("CONCIERGE_REQUIRE_TRAITS") == "1":
+                pytest.fail(why)
+            pytest.skip(why)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -948,6 +948,7 @@ def test_sqlite_journal_init_creates_the_journal_once(tmp_path):
     assert check.returncode == 0, check.stdout + check.stderr
 
 
+@pytest.mark.needs_trait("PostgreSQL")
 def test_postgres_journal_init_tolerates_an_existing_journal():
     """Both standby brokers' init containers run it: the first creates the tables, the second (and any restart)
     finds them and succeeds; an unreachable database fails the container (the pod waits and retries)."""

@@ -68,6 +68,8 @@ import cluster
 import failover_net
 import test_durable as durable
 
+pytestmark = pytest.mark.needs_trait("PostgreSQL")
+
 HB = 500
 LIVENESS = 3
 WORKERS = 3

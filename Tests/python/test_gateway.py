@@ -296,6 +296,7 @@ def test_refuses_a_non_loopback_address_without_tls():
     assert "insecure-endpoint" in out.stderr and "--insecure-listen" in out.stderr
 
 
+@pytest.mark.needs_trait("TLS")
 def test_tls_with_a_self_signed_certificate(run_dir, spawn, gw, tmp_path):
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
@@ -526,6 +527,7 @@ def test_curve_to_the_broker(run_dir, spawn, tmp_path):
         assert r.status_code == 200 and r.json()["handle"]["data"]["text"] == "curve", r.text
 
 
+@pytest.mark.needs_trait("TLS")
 def test_tls_client_certificates(run_dir, spawn, gw, tmp_path):
     """--tls-client-ca: a client with a certificate from that CA is served; one without is refused."""
     def openssl(*args: str) -> None:

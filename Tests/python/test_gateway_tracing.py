@@ -5,6 +5,7 @@ OTLP/HTTP to a real receiver (otlp_receiver.py). With tracing off, the handler s
 
 from __future__ import annotations
 
+import pytest
 import contextlib
 import os
 import secrets
@@ -14,6 +15,8 @@ import httpx
 import cluster
 from gateway_procs import Gateway, echo
 from otlp_receiver import OTLPReceiver
+
+pytestmark = pytest.mark.needs_trait("Tracing")
 
 
 @contextlib.contextmanager

@@ -26,6 +26,8 @@ import zmq
 import cluster
 from otlp_receiver import OTLPReceiver, Span
 
+pytestmark = pytest.mark.needs_trait("Tracing")
+
 CIPC04 = b"CIPC04"
 
 

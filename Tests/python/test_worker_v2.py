@@ -273,6 +273,7 @@ def test_stats_answers_any_peer_with_a_body_the_schema_accepts(spawn, broker):
     assert bad is not None and bad[:3] == [CIPW2, b"ERROR", b"malformed"], bad
 
 
+@pytest.mark.needs_trait("PostgreSQL")
 def test_stats_from_a_broker_whose_journal_is_unavailable_says_so(spawn):
     """5.14: while its PostgreSQL journal is unreachable the broker holds nothing; STATS answers state
     `unavailable` with empty lists (and does not send the peer away, as it does workers)."""
