@@ -97,5 +97,41 @@ extension EndToEnd {
             #expect(scrape.value("concierge_conversation_asks_total", ["parameter": "recipient"]) ?? 0 >= 6)
             #expect(scrape.sum("concierge_conversation_turns_count") == 5)
         }
+
+        /// `concierge send --converse` asks in the order of the intent type's definition (SendMessage: `recipient`,
+        /// then `content`; not the alphabetical order in which a worker writes its resolve output), so that answers
+        /// piped in, one a line, land on the parameters they were written for.
+        @Test func sendConverseAsksInTheDefinitionsParameterOrderSoPipedAnswersLandRight() async throws {
+            let cluster = try Cluster()
+            try cluster.startBroker()
+            try cluster.startWorker("w1", capacity: 4)
+            let client = try cluster.client()
+            try await cluster.waitUntilServing(client, intent: "SendMessage")
+            client.close()
+            let input = cluster.directory.appendingPathComponent("answers")
+            try Data("{\"displayName\": \"John Appleseed\"}\nRunning late\n".utf8).write(to: input)
+            let process = Process()
+            process.executableURL = Cluster.executable
+            process.arguments = [
+                "send", "--broker", cluster.frontend, "--converse", #"{"type": "SendMessage", "parameters": {}}"#,
+            ]
+            process.standardInput = try FileHandle(forReadingFrom: input)
+            let output = Pipe()
+            let errors = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(said)")
+            let recipient = try #require(said.range(of: "recipient: needs a value"), "\(said)")
+            let content = try #require(said.range(of: "content: needs a value"), "\(said)")
+            #expect(recipient.lowerBound < content.lowerBound, "asked in the definition's order: \(said)")
+            let last = printed.split(separator: "\n").last.flatMap { try? JSONValue.parse(String($0)) }
+            #expect(last?["body"]?["handle"]?["code"] == "success", "\(printed)")
+            #expect(last?["body"]?["handle"]?["data"]?["recipient"] == "contact-john-appleseed")
+            #expect(last?["body"]?["intent"]?["parameters"]?["content"] == "Running late")
+        }
     }
 }

@@ -126,6 +126,93 @@ import Testing
         #expect(harness.endings(of: "r2").first?.code == "too-many-asks")
     }
 
+    /// An `option` that is an integer from 0 (however large, however written) but not an index of the options is
+    /// `bad-option`; one that is negative, fractional or not a number is not an Answer (`bad-answer`).
+    @Test func anOptionOutsideTheOptionsIsBadOptionHoweverLargeAndNegativeOrFractionalOnesAreBadAnswers() throws {
+        var harness = try Self.harness()
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start)
+        harness.answer("w1", outcome: .stop, body: Self.disambiguation)
+        let cases: [(option: String, code: String)] = [
+            ("2", "bad-option"), ("100", "bad-option"), ("2147483647", "bad-option"),
+            ("2147483648", "bad-option"),  // 2^31
+            ("9007199254740992", "bad-option"),  // 2^53
+            ("9223372036854775807", "bad-option"),  // Int64.max
+            ("9223372036854775808", "bad-option"),  // 2^63: beyond Int64, parsed as a double
+            ("1e30", "bad-option"), ("2.0", "bad-option"), ("1E+3", "bad-option"),
+            ("-1", "bad-answer"), ("-2147483649", "bad-answer"), ("-1e30", "bad-answer"), ("1.5", "bad-answer"),
+            ("0.5", "bad-answer"), ("1e-3", "bad-answer"), (#""0""#, "bad-answer"), ("null", "bad-answer"),
+            ("true", "bad-answer"), ("[0]", "bad-answer"),
+        ]
+        for (index, test) in cases.enumerated() {
+            harness.turn(
+                "x\(index)", conversation: "c1", number: 2,
+                body: #"{"parameter":"recipient","option":\#(test.option)}"#)
+            let ending = harness.endings(of: "x\(index)").first
+            #expect(ending?.code == test.code, "option \(test.option): \(ending?.body ?? "no reply")")
+        }
+        #expect(harness.endings(of: "x3").first?.body.contains("not option 2147483648") == true)
+        #expect(harness.endings(of: "x7").first?.body.contains("not an option of 2^63 or more") == true)
+        #expect(harness.delivered.count == 1, "no refused answer ran a job")
+        // An integral number written with a fraction or an exponent is that index.
+        harness.turn("r2", conversation: "c1", number: 2, body: #"{"parameter":"recipient","option":1.0}"#)
+        let job = try #require(harness.jobs["w1"]?.last)
+        #expect(
+            Self.json(String(decoding: job.body, as: UTF8.self))["intent"]?["parameters"]?["recipient"]
+                == Self.json(Self.doe))
+    }
+
+    /// The parser alone: what each `option` value becomes.
+    @Test func theAnswerParserReadsEveryIntegerFromZeroAsAnOptionIndex() throws {
+        func parse(_ option: String) -> ConversationAnswer? {
+            try? ConversationAnswer.parse(Array(#"{"parameter":"p","option":\#(option)}"#.utf8)).first
+        }
+        #expect(parse("0") == .option(parameter: "p", index: 0))
+        #expect(parse("2147483648") == .option(parameter: "p", index: 2_147_483_648))
+        #expect(parse("9007199254740993") == .option(parameter: "p", index: 9_007_199_254_740_993))
+        #expect(parse("9223372036854775807") == .option(parameter: "p", index: Int.max))
+        #expect(parse("9223372036854775808") == .option(parameter: "p", index: nil))
+        #expect(parse("1e30") == .option(parameter: "p", index: nil))
+        #expect(parse("3.0") == .option(parameter: "p", index: 3))
+        #expect(parse("-0") == .option(parameter: "p", index: 0))
+        for option in ["-1", "-1.0", "1.5", "1e-3", #""1""#, "null", "{}"] {
+            #expect(throws: ConversationRefusal.self, "\(option)") {
+                try ConversationAnswer.parse(Array(#"{"parameter":"p","option":\#(option)}"#.utf8))
+            }
+        }
+    }
+
+    /// `asking` lists the parameters in the served definition's order, not in the resolve output's (a worker
+    /// serializes it with sorted keys), so a client that asks one question after another asks as the definition
+    /// reads: here `recipient` before `content`.
+    @Test func askingFollowsTheServedDefinitionsParameterOrder() throws {
+        var harness = try CoreHarness()
+        let definition =
+            #"{"intent":"SendMessage","description":"","parameters":[{"name":"recipient","type":"person"},"#
+            + #"{"name":"content","type":"string"},{"name":"attachments","type":"string","list":true}],"enums":{},"#
+            + #""confirmCodes":["ready","failure","failureRequiringAppLaunch"],"#
+            + #""handleCodes":["success","inProgress","continueInApp","failure","failureRequiringAppLaunch"]}"#
+        let announced = try AnnouncedDefinition(frame: Array(definition.utf8), intentType: "SendMessage")
+        let ready = WorkerReady(
+            capacity: 2, name: Array("w1".utf8), intentTypes: [Array("SendMessage".utf8)], version: 4,
+            definitions: [announced])
+        harness.core.workerMessage(.ready(ready), from: Array("w1".utf8), resultBody: nil, now: harness.now)
+        harness.settle()
+        harness.turn(
+            "r1", conversation: "c1", number: 1, body: #"{"intent":{"type":"SendMessage","parameters":{}}}"#)
+        // The output as a worker writes it: keys sorted.
+        harness.answer(
+            "w1", outcome: .stop,
+            body: #"{"intent":{"parameters":{},"type":"SendMessage"},"resolve":{"attachments":{"kind":"unsupported"},"#
+                + #""content":{"kind":"needsValue"},"recipient":{"kind":"needsValue"},"zeta":{"kind":"needsValue"}}}"#)
+        let asking = Self.conversation(harness.endings(of: "r1").first)?["asking"]?.arrayValue ?? []
+        // A parameter the definition does not declare comes last.
+        #expect(asking.map { $0["parameter"]?.stringValue ?? "" } == ["recipient", "content", "attachments", "zeta"])
+        #expect(
+            Conversation.askedParameters(
+                inResolve: Self.json(#"{"b":{"kind":"needsValue"},"a":{"kind":"needsValue"}}"#).objectValue ?? [:]
+            ).map(\.parameter) == ["b", "a"], "without a definition: the output's order")
+    }
+
     @Test func refusedAnswersLeaveTheConversationAsItWas() throws {
         var harness = try Self.harness()
         harness.turn("r1", conversation: "c1", number: 1, body: Self.start)

@@ -143,13 +143,13 @@ import Testing
         let (cluster, client) = try await start()
         defer { cluster.stopAll() }
         client.close()
-        // The broker asks content, then recipient (its `asking` order). An empty line is asked again; the text is the
-        // content, as a string; "1" picks John Doe.
+        // The broker asks recipient, then content (its `asking` order: the definition's). An empty line is asked
+        // again; "1" picks John Doe; the text is the content, as a string.
         let run = try runConcierge(
             [
                 "send", "--broker", cluster.frontend, "--converse",
                 Self.sendMessage(to: "John", content: nil).serializedString(),
-            ], input: "\nRunning late\n1\n")
+            ], input: "\n1\nRunning late\n")
         #expect(run.status == 0, "\(run.error)")
         let last = run.output.split(separator: "\n").last.flatMap { try? JSONValue.parse(String($0)) }
         #expect(last?["body"]?["handle"]?["data"]?["recipient"] == "contact-john-doe")

@@ -317,10 +317,16 @@ def unchanged(c: cip.Client, cid: bytes, before: dict) -> None:
     ({"answers": [{"parameter": "recipient", "option": 0}, {"parameter": "content", "value": "x"}]}, "not-asked"),
     ({"parameter": "recipient", "option": 2}, "bad-option"),
     ({"parameter": "recipient", "option": 99}, "bad-option"),
+    ({"parameter": "recipient", "option": 2**31}, "bad-option"),  # an integer from 0 however large
+    ({"parameter": "recipient", "option": 2**53}, "bad-option"),
+    ({"parameter": "recipient", "option": 2**63}, "bad-option"),  # beyond Int64
+    ({"parameter": "recipient", "option": 1e30}, "bad-option"),  # an integer written with an exponent
+    ({"parameter": "recipient", "option": 2.0}, "bad-option"),  # option 2, which John's two options do not have
     ({"answers": [{"parameter": "recipient", "value": JOHN_DOE}, {"parameter": "recipient", "option": 5}]},
      "bad-option"),
 ], ids=["not-asked-content", "not-asked-attachments", "not-asked-unknown", "not-asked-kind", "not-asked-confirm",
-        "not-asked-second", "bad-option-2", "bad-option-99", "bad-option-second"])
+        "not-asked-second", "bad-option-2", "bad-option-99", "bad-option-2^31", "bad-option-2^53", "bad-option-2^63",
+        "bad-option-1e30", "bad-option-2.0", "bad-option-second"])
 def test_an_answer_that_does_not_fit_is_refused_and_changes_nothing(c, answer, code):
     """4.8 checks 15 and 16, 4.11.2: answers for a parameter not asked (or not with that kind), or a confirm when
     nothing waits for one, are `not-asked`; an option the disambiguation does not have is `bad-option`; both carry
@@ -339,7 +345,10 @@ def test_an_answer_that_does_not_fit_is_refused_and_changes_nothing(c, answer, c
     {"parameter": "recipient"},
     {"parameter": "recipient", "option": "0"},
     {"parameter": "recipient", "option": 0.5},
+    {"parameter": "recipient", "option": 1.5},
     {"parameter": "recipient", "option": -1},
+    {"parameter": "recipient", "option": -2**31},
+    {"parameter": "recipient", "option": -1e30},
     {"parameter": "", "value": JOHN_DOE},
     {"parameter": 5, "value": 1},
     {"parameter": "recipient", "option": 0, "value": JOHN_DOE},

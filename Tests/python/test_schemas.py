@@ -212,6 +212,9 @@ def test_stats_schema_refuses_what_section_5_14_rules_out():
     ({"parameter": "recipient", "value": None}, True),
     ({"parameter": "recipient", "option": 0}, True),
     ({"parameter": "recipient", "option": 1.5}, False),
+    ({"parameter": "recipient", "option": 2**31}, True),  # the broker: an integer from 0, out of range: bad-option
+    ({"parameter": "recipient", "option": 1e30}, True),
+    ({"parameter": "recipient", "option": 2.0}, True),
     ({"parameter": "recipient", "option": -1}, False),
     ({"parameter": "", "value": 1}, False),
     ({"parameter": "recipient", "option": "0"}, False),

@@ -311,7 +311,8 @@ extension BrokerCore {
                     finish(&conversation, .refused, now: now)
                 }
             case .resolve:
-                let asked = Conversation.askedParameters(inResolve: output?["resolve"]?.objectValue ?? [:])
+                let asked = Conversation.askedParameters(
+                    inResolve: output?["resolve"]?.objectValue ?? [:], order: definedParameters(of: request))
                 conversation.asking = asked
                 conversation.confirmOutput = nil
                 conversation.state = .asking
@@ -457,6 +458,21 @@ extension BrokerCore {
                     payload: .bytes(
                         conversation.json(includingIntent: true, ttl: conversations.ttl, now: now).serialized()),
                     version: version)))
+    }
+
+    /// The parameter names of the definition the request's intent type is served under (section 5.16), in the
+    /// definition's order: the one its worker announced, else the first served; empty when none is (workers before
+    /// `CIPW04`).
+    private func definedParameters(of request: BrokerRequest<Body>) -> [String] {
+        let served = intentTypes[request.intentType].definitions
+        var definition = served.first?.definition
+        if case .running(let worker, _) = request.state,
+            let digest = workers[worker]?.definitionDigests[request.intentType],
+            let own = served.first(where: { $0.definition.digest == digest })
+        {
+            definition = own.definition
+        }
+        return definition?.json["parameters"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
     }
 
     /// The definition's `maxAsks` (section 11.11) of a served type, else the broker's.

@@ -6,7 +6,9 @@ import IntentWire
 /// whole intent.
 enum ConversationAnswer: Equatable {
     case value(parameter: String, JSONValue)
-    case option(parameter: String, index: Int)
+    /// Option `index` of the parameter's disambiguation; `index` is nil for an integer too large for `Int` (2^63 or
+    /// more, e.g. `1e30`), which no list of options has.
+    case option(parameter: String, index: Int?)
     case confirmParameter(parameter: String, yes: Bool)
     case confirmIntent(yes: Bool)
 
@@ -55,13 +57,29 @@ enum ConversationAnswer: Equatable {
         }
         if let value = object["value"] { return .value(parameter: parameter, value) }
         if let option = object["option"] {
-            guard case .int(let index) = option, index >= 0, index <= Int64(Int32.max) else {
+            guard let index = optionIndex(option) else {
                 throw ConversationRefusal(.badAnswer, "\"option\" must be an integer from 0")
             }
-            return .option(parameter: parameter, index: Int(index))
+            return .option(parameter: parameter, index: index)
         }
         if case .bool(let yes)? = object["confirm"] { return .confirmParameter(parameter: parameter, yes: yes) }
         throw ConversationRefusal(.badAnswer, shapes)
+    }
+
+    /// An `option` that is an integer from 0 (JSON Schema's `"type": "integer", "minimum": 0`: any number without a
+    /// fraction, however written: `2`, `2.0`, `1e30`): `.some(index)`, with a nil index when it is 2^63 or more;
+    /// nil for anything else (a negative number, a fraction, a string ...), which is not an Answer.
+    private static func optionIndex(_ option: JSONValue) -> Int?? {
+        switch option {
+        case .int(let index):
+            guard index >= 0 else { return nil }
+            return .some(Int(index))
+        case .double(let number):
+            guard number.isFinite, number >= 0, number == number.rounded(.towardZero) else { return nil }
+            return .some(number < 0x1p63 ? Int(number) : nil)
+        default:
+            return nil
+        }
     }
 }
 
@@ -119,10 +137,11 @@ extension Conversation {
                     throw ConversationRefusal(
                         .notAsked, "\(parameter) is asked \(asked.kind), not to choose among options")
                 }
-                guard asked.options.indices.contains(index) else {
+                guard let index, asked.options.indices.contains(index) else {
+                    let option = index.map { "option \($0)" } ?? "an option of 2^63 or more"
                     throw ConversationRefusal(
                         .badOption,
-                        "\(parameter) has \(asked.options.count) options (0 to \(asked.options.count - 1)), not option \(index)"
+                        "\(parameter) has \(asked.options.count) options (0 to \(asked.options.count - 1)), not \(option)"
                     )
                 }
                 _ = parameters.updateValue(asked.options[index], forKey: parameter)
@@ -161,8 +180,13 @@ extension Conversation {
     }
 
     /// The parameters a resolve output asks about: those resolved `needsValue`, `disambiguation`,
-    /// `confirmationRequired` or `unsupported`, in the output's order.
-    static func askedParameters(inResolve resolve: JSONObject) -> [Asked] {
+    /// `confirmationRequired` or `unsupported`, in the order of `order` (the served definition's parameters), then
+    /// any that `order` does not name in the output's order.
+    ///
+    /// A worker's output lists its resolutions by name (serialized with sorted keys), so the definition, not the
+    /// output, says in which order a person is asked: a client that asks one question after another then asks as the
+    /// definition reads.
+    static func askedParameters(inResolve resolve: JSONObject, order: [String] = []) -> [Asked] {
         var asked: [Asked] = []
         for (name, resolution) in resolve {
             guard case .string(let kind)? = resolution["kind"],
@@ -170,6 +194,8 @@ extension Conversation {
             else { continue }
             asked.append(Asked(parameter: name, kind: kind, options: resolution["options"]?.arrayValue ?? []))
         }
-        return asked
+        guard !order.isEmpty, asked.count > 1 else { return asked }
+        let ranked = asked.enumerated().map { (rank: order.firstIndex(of: $0.element.parameter) ?? order.count, $0) }
+        return ranked.sorted { ($0.rank, $0.1.offset) < ($1.rank, $1.1.offset) }.map(\.1.element)
     }
 }
