@@ -104,14 +104,28 @@ extension IntentDefinition {
         if let number = value.doubleValue {
             if let minimum = parameter.minimum, number < minimum {
                 throw IntentError(
-                    code: .outOfRange, message: "\"\(parameter.name)\" must be at least \(minimum), got \(number)",
+                    code: .outOfRange,
+                    message:
+                        "\"\(parameter.name)\" must be at least \(IntentError.format(minimum)), got \(Self.number(value))",
                     parameter: parameter.name, intent: intent)
             }
             if let maximum = parameter.maximum, number > maximum {
                 throw IntentError(
-                    code: .outOfRange, message: "\"\(parameter.name)\" must be at most \(maximum), got \(number)",
+                    code: .outOfRange,
+                    message:
+                        "\"\(parameter.name)\" must be at most \(IntentError.format(maximum)), got \(Self.number(value))",
                     parameter: parameter.name, intent: intent)
             }
+        }
+    }
+
+    /// A number as a person reads it: an integral one without a fraction (`400`, also for `400.0`), another as a
+    /// decimal (`2.5`).
+    static func number(_ value: JSONValue) -> String {
+        switch value {
+        case .int(let integer): String(integer)
+        case .double(let number): IntentError.format(number)
+        default: value.serializedString()
         }
     }
 

@@ -129,4 +129,30 @@ private struct PizzaHandler: IntentHandler {
         #expect(try code(#"{}"#, phase: .handle) == "missing-parameter")
         #expect(try code(#"{}"#, phase: .confirm) == "missing-parameter")
     }
+
+    /// `minimum`/`maximum` messages write an integral bound or value as an integer (`at most 12, got 400`, also for
+    /// a value sent as `400.0`) and a fractional one as a decimal.
+    @Test func outOfRangeMessagesWriteIntegralNumbersAsIntegers() throws {
+        let definition = IntentDefinition(
+            intent: "Pizza",
+            parameters: [
+                .init(name: "slices", type: "integer", list: false, required: false, minimum: 4, maximum: 12),
+                .init(name: "weight", type: "double", list: true, required: false, minimum: 0.5, maximum: 2.5),
+            ])
+        for (parameters, message) in [
+            (#"{"slices": 400}"#, #""slices" must be at most 12, got 400"#),
+            (#"{"slices": 2}"#, #""slices" must be at least 4, got 2"#),
+            (#"{"weight": [1, 3]}"#, #""weight" must be at most 2.5, got 3"#),
+            (#"{"weight": [400.0]}"#, #""weight" must be at most 2.5, got 400"#),
+            (#"{"weight": [2.75]}"#, #""weight" must be at most 2.5, got 2.75"#),
+            (#"{"weight": [0.25]}"#, #""weight" must be at least 0.5, got 0.25"#),
+            (#"{"weight": [-3]}"#, #""weight" must be at least 0.5, got -3"#),
+        ] {
+            let intent = try JSONValue.parse(Array(#"{"type": "Pizza", "parameters": \#(parameters)}"#.utf8))
+            var thrown: IntentError?
+            do { try definition.check(intent: intent) } catch { thrown = error }
+            #expect(thrown?.code.rawValue == "out-of-range", "\(parameters)")
+            #expect(thrown?.message == message)
+        }
+    }
 }
