@@ -12,9 +12,6 @@ enum Defaults {
     static let client = ClientConfiguration(routingID: "")
     static let load = LoadConfiguration()
     static let pool = PoolConfiguration(executable: "")
-    /// The pool's control endpoint (`concierge pool`, `concierge up`, `concierge scale`): a CLI convention, since a
-    /// `PoolConfiguration` has no control endpoint unless given one.
-    static let control = "ipc:///tmp/concierge-pool.ctl"
 }
 
 extension Duration {

@@ -17,8 +17,23 @@ struct PoolOptions: ParsableArguments {
     /// The sizes `--workers` takes (`concierge scale` and `--autoscale` go up to the same limit).
     static let sizeRange = 1...1024
 
-    @Option(help: "Control endpoint for resizing a running pool (`concierge scale`).")
-    var control: String = Defaults.control
+    @Option(
+        help: ArgumentHelp(
+            "Control endpoint for resizing a running pool (`concierge scale`). Default: ipc://DIR/pool-<pid>.ctl "
+                + "in this user's DIR ($\(PoolControlDirectory.environmentVariable), else $XDG_RUNTIME_DIR/concierge, "
+                + "else /tmp/concierge-<uid>), where `concierge scale` finds it.",
+            valueName: "endpoint"))
+    var control: String?
+
+    /// `--control`, else this process's endpoint in the user's control directory (created when missing).
+    func controlEndpoint() throws -> String {
+        if let control { return control }
+        do {
+            return try PoolControlDirectory.endpointForThisProcess()
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
 
     @Option(
         help: ArgumentHelp(
@@ -114,10 +129,11 @@ struct PoolCommand: AsyncParsableCommand {
         _ = try curve.keys()  // fail now on a bad key file, not in every worker
         let level = logging.bootstrap()
         let logger = Logger(label: "concierge.pool")
+        let control = try pool.controlEndpoint()
         var configuration: PoolConfiguration
         if let executable {
             configuration = PoolConfiguration(
-                executable: executable, arguments: arguments, size: pool.size, controlEndpoint: pool.control
+                executable: executable, arguments: arguments, size: pool.size, controlEndpoint: control
             )
         } else {
             let command = defaultWorkerCommand
@@ -128,7 +144,7 @@ struct PoolCommand: AsyncParsableCommand {
                     String(heartbeat.heartbeatMs), "--log-level", level.rawValue, "--log-format", logging.logFormat,
                 ] + worker.workerArguments + curve.workerArguments,
                 size: pool.size,
-                controlEndpoint: pool.control
+                controlEndpoint: control
             )
         }
         configuration.environment = curve.workerEnvironment
@@ -144,6 +160,7 @@ struct PoolCommand: AsyncParsableCommand {
                 endpoints: try BrokerEndpointList.parse(broker), curve: try curve.keys(), autoscale: autoscale)
         }
         let service = WorkerPool(configuration: configuration, logger: logger)
+        logger.info("concierge pool", metadata: ["workers": "\(configuration.size)", "control": "\(control)"])
         // On SIGTERM services stop in reverse order: the pool first, while /livez still answers.
         var services: [any Service] = []
         if let endpoint {

@@ -1,14 +1,24 @@
 import ArgumentParser
+import Foundation
 import ZeroMQ
 
 struct ScaleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scale",
-        abstract: "Resize a running pool, or print its status (`concierge scale --status`)."
+        abstract: "Resize a running pool, or print its status (`concierge scale --status`).",
+        discussion: """
+            Without --control, it finds the pool in this user's control directory ($\(PoolControlDirectory.environmentVariable), \
+            else $XDG_RUNTIME_DIR/concierge, else /tmp/concierge-<uid>), where `concierge pool` and `concierge up` \
+            started without --control listen: the one that answers there, or, when several do, it lists them and \
+            exits 1 (`concierge scale: several-pools: ...`); none is `no-pool`, exit 1.
+            """
     )
 
-    @Option(help: "The pool's control endpoint.")
-    var control: String = Defaults.control
+    @Option(
+        help: ArgumentHelp(
+            "The pool's control endpoint (default: the one pool running in this user's control directory).",
+            valueName: "endpoint"))
+    var control: String?
 
     @Flag(help: "Print the pool's size and worker process ids instead of resizing.")
     var status = false
@@ -21,6 +31,17 @@ struct ScaleCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let control: String
+        if let given = self.control {
+            control = given
+        } else {
+            do {
+                control = try PoolControlDirectory.singlePool()
+            } catch {
+                FileHandle.standardError.write(Data("concierge scale: \(error)\n".utf8))
+                throw ExitCode(1)
+            }
+        }
         let context = ZMQContext()
         let socket = try ZMQSocket(context: context, type: .req)
         try socket.setOption(.receiveTimeout, 5000)

@@ -14,7 +14,15 @@ import ZeroMQ
 struct UpCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "up",
-        abstract: "Run a broker and a pool of example workers on loopback, ready for `concierge send`."
+        abstract: "Run a broker and a pool of workers on loopback, ready for `concierge send`.",
+        discussion: """
+            By default the pool runs the example workers (`concierge worker`). Give --executable (and arguments \
+            after --) to run your own worker program instead, as `concierge pool --executable` does: each gets \
+            CONCIERGE_WORKER_NAME=<prefix>-<slot>, CONCIERGE_BROKER (this broker's backend) and, with CURVE, \
+            CONCIERGE_CURVE_SERVER_KEY and CONCIERGE_CURVE_SECRET_KEY (--curve-server-key, --worker-secret-key): \
+            a worker built on ConciergeCommandLine's WorkerMain takes them as its --name, --broker and CURVE keys. \
+            The worker options (--capacity, --jobs-on, --tracing, ...) go to the example workers only.
+            """
     )
 
     @OptionGroup var broker: BrokerOptions
@@ -46,6 +54,15 @@ struct UpCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --gateway, where it listens (loopback only).", valueName: "host:port"))
     var gatewayListen: String = "127.0.0.1:8080"
 
+    @Option(
+        help: ArgumentHelp(
+            "Worker executable the pool runs instead of the example workers (e.g. .build/debug/pizza-worker).",
+            valueName: "path"))
+    var executable: String?
+
+    @Argument(parsing: .postTerminator, help: "Arguments for --executable.")
+    var arguments: [String] = []
+
     func validate() throws {
         if gateway {
             guard security.curveSecretKey == nil else {
@@ -62,6 +79,9 @@ struct UpCommand: AsyncParsableCommand {
         }
         if security.curveSecretKey == nil && (curveServerKey != nil || workerSecretKey != nil) {
             throw ValidationError("--curve-server-key and --worker-secret-key need the broker's CURVE options")
+        }
+        if executable == nil && !arguments.isEmpty {
+            throw ValidationError("arguments after -- are for --executable: give --executable PATH")
         }
     }
 
@@ -90,8 +110,8 @@ struct UpCommand: AsyncParsableCommand {
             MetricsRegistry(deadline: configuration.defaultDeadline, hardLimit: configuration.hardLimit)
         }
         configuration.metricsFactory = metrics?.factory
+        let control = try pool.controlEndpoint()
         let brokerService = try Broker(configuration: configuration, logger: Logger(label: "concierge.broker"))
-        let command = defaultWorkerCommand
         let autoscale = try pool.autoscaleConfiguration()
         let link =
             autoscale != nil || endpoint != nil
@@ -100,27 +120,46 @@ struct UpCommand: AsyncParsableCommand {
                 curve: try CurveClientOptions.keys(serverKey: curveServerKey, secretKey: workerSecretKey),
                 autoscale: autoscale)
             : nil
-        let poolService = WorkerPool(
-            configuration: PoolConfiguration(
+        var poolConfiguration: PoolConfiguration
+        if let executable {
+            // Your own worker: its flags are its own (after --); the broker and the CURVE keys reach it through its
+            // environment, as under `concierge pool --executable`.
+            poolConfiguration = PoolConfiguration(executable: executable, arguments: arguments)
+            var curve = CurveClientOptions()
+            curve.curveServerKey = curveServerKey
+            curve.curveSecretKey = workerSecretKey
+            poolConfiguration.environment = curve.workerEnvironment
+            poolConfiguration.environment[WorkerProcessOptions.Environment.broker] = brokerService.backendEndpoint
+            if broker.heartbeatMs != Defaults.broker.heartbeatInterval.wholeMilliseconds,
+                !arguments.contains(where: { $0.hasPrefix("--heartbeat-ms") })
+            {
+                // Both sides must heartbeat at the same interval (PROTOCOL.md section 7), and only the example
+                // workers are given the broker's.
+                logger.warning(
+                    "--heartbeat-ms is not passed to an --executable: give it after -- too",
+                    metadata: ["heartbeat-ms": "\(broker.heartbeatMs)"])
+            }
+        } else {
+            let command = defaultWorkerCommand
+            poolConfiguration = PoolConfiguration(
                 executable: command.executable,
                 arguments: command.arguments + [
                     "--broker", brokerService.backendEndpoint,
                     "--heartbeat-ms", String(broker.heartbeatMs), "--log-level", level.rawValue, "--log-format",
                     logging.logFormat,
                 ] + worker.workerArguments
-                    + CurveClientOptions.workerArguments(serverKey: curveServerKey, secretKey: workerSecretKey),
-                size: try pool.startingSize(),
-                namePrefix: pool.namePrefix,
-                controlEndpoint: pool.control,
-                broker: link
-            ),
-            logger: Logger(label: "concierge.pool")
-        )
+                    + CurveClientOptions.workerArguments(serverKey: curveServerKey, secretKey: workerSecretKey))
+        }
+        poolConfiguration.size = try pool.startingSize()
+        poolConfiguration.namePrefix = pool.namePrefix
+        poolConfiguration.controlEndpoint = control
+        poolConfiguration.broker = link
+        let poolService = WorkerPool(configuration: poolConfiguration, logger: Logger(label: "concierge.pool"))
         logger.info(
             "concierge up",
             metadata: [
                 "frontend": "\(brokerService.frontendEndpoint)", "workers": "\(pool.size)",
-                "control": "\(pool.control)",
+                "control": "\(control)", "executable": "\(poolConfiguration.executable)",
             ]
         )
         // The gateway stops first (its streams end while workers still run), then the pool (workers drain while the

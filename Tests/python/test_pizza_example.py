@@ -1,6 +1,7 @@
 """The template package (Examples/pizza-worker): a team's own intents and worker, built as a separate package that
 depends on Concierge by path, run end to end under `concierge pool --executable`, over CURVE, with the pool's broker
-endpoints, worker names and keys reaching the worker through its environment (WorkerMain).
+endpoints, worker names and keys reaching the worker through its environment (WorkerMain); and as a first try, under
+`concierge up --executable`.
 
 Scripts/test builds the example before this suite; run alone, this module builds it (a few minutes the first time)."""
 
@@ -103,3 +104,48 @@ def test_the_example_runs_under_a_pool_over_curve_with_the_pools_endpoints_names
     assert reply["body"]["handle"]["code"] == "success"
     assert reply["body"]["handle"]["data"]["etaMinutes"] == 40
     assert "worker exited" not in pool.tail(200), pool.tail(200)
+
+
+def test_up_runs_a_pool_of_the_example_and_converse_asks_in_the_definitions_order(spawn, run_dir, pizza_worker,
+                                                                                 monkeypatch):
+    """`concierge up --executable` is a first try in one process: a broker and a pool of the team's own worker (its
+    arguments after `--`, the broker and its name through its environment). `concierge scale --status` finds that
+    pool without `--control` (the control directory is the test's own). `send --converse` asks OrderPizza's missing
+    parameters in the definition's order (size, then address; not alphabetically), so answers piped in, one a line,
+    land on the parameters they were written for."""
+    monkeypatch.setenv("CONCIERGE_RUNTIME_DIR", str(run_dir / "control"))
+    frontend, backend = f"ipc://{run_dir}/up-fe", f"ipc://{run_dir}/up-be"
+    up = cluster.Proc("pizza-up", [
+        str(cluster.binary()), "up", "--frontend", frontend, "--backend", backend, "--workers", "2",
+        "--name-prefix", "pizza", "--executable", str(pizza_worker), "--", "--capacity", "2"], run_dir)
+    spawn.procs.append(up)
+    end = time.monotonic() + 60
+    served = None
+    while time.monotonic() < end:
+        listing = subprocess.run([str(cluster.binary()), "intents", "--broker", backend, "--json"],
+                                 capture_output=True, text=True, timeout=30)
+        served = json.loads(listing.stdout).get("OrderPizza") if listing.returncode == 0 else None
+        if served and sorted(served[0]["workers"]) == ["pizza-0", "pizza-1"]:
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail(f"up's pizza workers did not register: {served}\n{up.tail()}")
+
+    status = subprocess.run([str(cluster.binary()), "scale", "--status"], capture_output=True, text=True, timeout=30)
+    assert status.returncode == 0, status.stderr
+    pids = json.loads(status.stdout)["workers"].values()
+    assert len(pids) == 2
+    for pid in pids:
+        assert Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:3] == [
+            str(pizza_worker).encode(), b"--capacity", b"2"]
+
+    out = subprocess.run(
+        [str(cluster.binary()), "send", "--broker", frontend, "--converse", "--deadline-ms", "10000",
+         json.dumps({"type": "OrderPizza", "parameters": {}})],
+        input="large\n5 Elm Street\n", capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.index("size: needs a value") < out.stderr.index("address: needs a value"), out.stderr
+    last = json.loads(out.stdout.splitlines()[-1])
+    assert last["body"]["handle"]["code"] == "success", last
+    assert last["body"]["handle"]["data"]["etaMinutes"] == 40
+    assert last["body"]["intent"]["parameters"]["address"] == "5 Elm Street"
