@@ -76,9 +76,10 @@ public struct BrokerConfiguration: Sendable {
     /// worker was lost is a suspect: it runs alone on its next worker, so that a second loss is its own. 0 ends every
     /// resolve or confirm lost with its worker.
     public var maxCrashRetries = 1
-    /// Whether a `CIPW04` worker whose definition of an intent type differs from the one served may register when
-    /// its definition has another `version` (a rolling upgrade: both are served until the old workers leave). A
-    /// different definition under the same version is always refused (`definition-mismatch`, section 5.16).
+    /// Without effect since definition versions are served side by side and requests pinned to theirs (section
+    /// 5.18): another `version` no longer needs the operator's leave. A different definition under the same version
+    /// is still refused (`definition-mismatch`, section 5.16).
+    @available(*, deprecated, message: "another version is always served side by side (PROTOCOL.md 5.18)")
     public var allowDefinitionUpgrades = false
     /// How long a queue must go without emptying to count as standing (see ``standingQueueWait``); CoDel's interval.
     public var standingQueueInterval: Duration = .milliseconds(100)

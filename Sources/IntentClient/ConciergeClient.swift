@@ -27,8 +27,8 @@ import ZeroMQ
 /// knows fail with ``ClientError/Code/brokerRestarted``; those it ended while the connection was down get their
 /// stored answer.
 ///
-/// Cancellation (PROTOCOL.md 4.10.2): cancelling the Task that iterates ``send(intent:phase:deadline:requestID:idempotencyKey:traceContext:)``'s
-/// stream, or awaits ``request(intent:phase:deadline:requestID:idempotencyKey:retry:traceContext:events:)``, sends `CIPC02 CANCEL` for
+/// Cancellation (PROTOCOL.md 4.10.2): cancelling the Task that iterates ``send(intent:phase:deadline:requestID:idempotencyKey:traceContext:definitionVersion:)``'s
+/// stream, or awaits ``request(intent:phase:deadline:requestID:idempotencyKey:retry:traceContext:definitionVersion:events:)``, sends `CIPC02 CANCEL` for
 /// the request, so that the broker stops it (a queued request leaves its queue; a running job's handler is asked to
 /// stop). The stream ends at once and `request` throws `CancellationError`; the request's ending, when the broker
 /// sends it, is dropped. ``cancel(requestID:)`` sends CANCEL and returns that ending instead.
@@ -90,22 +90,33 @@ public final class ConciergeClient: Sendable {
     /// `traceContext` is the W3C trace context the request carries (`CIPC04`, Docs/TRACING.md): without one, the
     /// task's current `ServiceContext` as the bootstrapped instrument injects it (``outgoingTraceContext(_:)``); with
     /// neither, the request carries none.
+    ///
+    /// `definitionVersion` asks for that version of the intent's definition (PROTOCOL.md 5.18: F3 `Type@N`): every
+    /// job runs on a worker serving it or a compatible later one; the broker answers `unknown-intent` when no worker
+    /// serves it. Nil: the oldest version served.
     public func send(
         intent: JSONValue,
         phase: RequestPhase = .lifecycle,
         deadline: Duration? = nil,
         requestID: String? = nil,
         idempotencyKey: String? = nil,
-        traceContext: TraceContext? = nil
+        traceContext: TraceContext? = nil,
+        definitionVersion: Int? = nil
     ) -> ReplyStream {
-        let type = intent["type"]?.stringValue ?? ""
+        let type = Self.wireIntentType(intent["type"]?.stringValue ?? "", definitionVersion: definitionVersion)
         let body = JSONValue.object(["intent": intent]).serialized()
         return send(
             intentType: type, phase: phase, body: body, deadline: deadline, requestID: requestID,
             idempotencyKey: idempotencyKey, traceContext: traceContext)
     }
 
+    /// F3 of a REQUEST: the intent type, and `@N` when a definition version is asked for (PROTOCOL.md 5.18).
+    public static func wireIntentType(_ type: String, definitionVersion: Int?) -> String {
+        definitionVersion.map { "\(type)@\($0)" } ?? type
+    }
+
     /// Sends a raw Interaction body (advanced: e.g. continuing a lifecycle with an earlier round's output).
+    /// `intentType` may end with `@N` to ask for version N of its definition (PROTOCOL.md 5.18).
     public func send(
         intentType: String,
         phase: RequestPhase,
@@ -154,8 +165,10 @@ public final class ConciergeClient: Sendable {
     /// `CancellationError`.
     ///
     /// Every attempt carries the same trace context (`traceContext`, else the current `ServiceContext`'s, as
-    /// ``send(intent:phase:deadline:requestID:idempotencyKey:traceContext:)``): retries sit side by side in the
+    /// ``send(intent:phase:deadline:requestID:idempotencyKey:traceContext:definitionVersion:)``): retries sit side by side in the
     /// caller's trace.
+    ///
+    /// `definitionVersion`: as ``send(intent:phase:deadline:requestID:idempotencyKey:traceContext:definitionVersion:)``.
     public func request(
         intent: JSONValue,
         phase: RequestPhase = .lifecycle,
@@ -164,16 +177,17 @@ public final class ConciergeClient: Sendable {
         idempotencyKey: String? = nil,
         retry: RetryPolicy? = nil,
         traceContext: TraceContext? = nil,
+        definitionVersion: Int? = nil,
         events: (@Sendable (RequestEvent) -> Void)? = nil
     ) async throws -> Reply {
-        let type = intent["type"]?.stringValue ?? ""
+        let type = Self.wireIntentType(intent["type"]?.stringValue ?? "", definitionVersion: definitionVersion)
         let body = JSONValue.object(["intent": intent]).serialized()
         return try await request(
             intentType: type, phase: phase, body: body, deadline: deadline, requestID: requestID,
             idempotencyKey: idempotencyKey, retry: retry, traceContext: traceContext, events: events)
     }
 
-    /// ``request(intent:phase:deadline:requestID:idempotencyKey:retry:traceContext:events:)`` with a raw Interaction
+    /// ``request(intent:phase:deadline:requestID:idempotencyKey:retry:traceContext:definitionVersion:events:)`` with a raw Interaction
     /// body.
     public func request(
         intentType: String,

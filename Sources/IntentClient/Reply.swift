@@ -22,7 +22,7 @@ public struct Reply: Sendable, Hashable {
     /// The broker sent the stored final reply of the request's idempotency key again (the request did not run:
     /// an earlier one with the same key and body did).
     public let isReplay: Bool
-    /// How many attempts ``ConciergeClient/request(intent:phase:deadline:requestID:idempotencyKey:retry:traceContext:events:)`` made to
+    /// How many attempts ``ConciergeClient/request(intent:phase:deadline:requestID:idempotencyKey:retry:traceContext:definitionVersion:events:)`` made to
     /// get this reply (1 without a ``RetryPolicy``, or when the first attempt was answered); for a reply of one
     /// attempt of a retried request, the number of that attempt. `requestID` is the id of that attempt.
     public internal(set) var attempts: Int

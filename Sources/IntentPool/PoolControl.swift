@@ -5,7 +5,8 @@ import ZeroMQ
 
 /// The pool's control endpoint: a REP socket answering one-frame text commands, so an operator can resize a
 /// running pool (`concierge pool --control ENDPOINT scale 8`):
-/// - `status` -> `{"size": n, "restarts": n, "workers": {"<slot>": pid, ...}}`, plus, when the pool asks its broker
+/// - `status` -> `{"size": n, "restarts": n, "workers": {"<slot>": pid, ...}}`, with `"refused": {"<slot>": name}`
+///   when its broker refused workers for good (not restarted: ``WorkerPool/refusedExitStatus``), plus, when the pool asks its broker
 ///   for STATS, `"broker": {"endpoint", "answered", "jobs_in_progress", "queued"}` and with autoscaling
 ///   `"autoscale": {"min", "max", "steps", "last_decision"}` in it
 /// - `scale N` -> `{"size": N}` (N from 0 to 1024)
@@ -63,6 +64,12 @@ final class PoolControl: @unchecked Sendable {
                 var status: JSONObject = [
                     "restarts": .int(Int64(pool.restarts)), "size": .int(Int64(pool.size)), "workers": .object(workers),
                 ]
+                let refused = pool.refusedSlots
+                if !refused.isEmpty {
+                    // Slots whose worker the broker refused for good: not restarted (WorkerPool.refusedExitStatus).
+                    status["refused"] = .object(
+                        JSONObject(refused.map { (String($0.key), JSONValue.string($0.value)) }))
+                }
                 if let view = pool.brokerView { status["broker"] = Self.json(view) }
                 reply = JSONValue.object(status).serialized()
             case ("scale", 2):

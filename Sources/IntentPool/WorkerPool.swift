@@ -27,6 +27,9 @@ public final class WorkerPool: Service, Sendable {
         /// the process, so a pid read under the lock names this worker, never another process that reused it.
         var pid: Int32?
         var restarts = 0
+        /// The worker exited with ``WorkerPool/refusedExitStatus``: its broker refused it for good, so the slot is
+        /// not restarted (the same executable would be refused again) until the pool is resized or restarted.
+        var refused = false
     }
 
     struct State {
@@ -57,6 +60,23 @@ public final class WorkerPool: Service, Sendable {
     /// Process ids of the workers running now, by slot.
     public var processIdentifiers: [Int: Int32] {
         state.withLock { state in state.slots.compactMapValues { $0.wanted ? $0.pid : nil } }
+    }
+
+    /// The exit status (`EX_CONFIG`) with which a worker says its broker refused it for good: its definition differs
+    /// from the one served under the same version (`definition-mismatch`, PROTOCOL.md 5.16) or its identity may
+    /// not serve its types (`registration-forbidden`). The pool does not restart such a worker: it would be refused
+    /// again, and a crash loop would hide that the pool runs below its size.
+    public static let refusedExitStatus: Int32 = 78
+
+    /// The slots whose worker its broker refused for good (``refusedExitStatus``), with their workers' names.
+    public var refusedSlots: [Int: String] {
+        state.withLock { state in
+            var slots: [Int: String] = [:]
+            for (slot, entry) in state.slots where entry.wanted && entry.refused {
+                slots[slot] = workerName(slot: slot)
+            }
+            return slots
+        }
     }
 
     /// Total restarts of crashed workers so far.
@@ -98,6 +118,7 @@ public final class WorkerPool: Service, Sendable {
             guard !state.stopping, state.slots[slot]?.wanted == true else { return false }
             state.slots[slot]?.wanted = false
             if let pid = state.slots[slot]?.pid { kill(pid, SIGTERM) }  // under the lock: see ``Slot/pid``
+            if state.slots[slot]?.refused == true { state.slots[slot] = nil }  // no supervisor runs for it
             return true
         }
         if stopped {
@@ -106,30 +127,40 @@ public final class WorkerPool: Service, Sendable {
         return stopped
     }
 
-    /// Grows or shrinks the pool. New workers start at once; removed ones (the highest slots) drain and exit.
+    /// Grows or shrinks the pool. New workers start at once; removed ones (the highest slots) drain and exit. Slots
+    /// whose worker its broker refused (``refusedSlots``) are tried again: a resize is how an operator says the
+    /// cause is fixed.
     public func resize(to newSize: Int) {
         let newSize = max(0, newSize)
         let (start, stopped) = state.withLock { state -> ([Int], Int) in
             guard !state.stopping else { return ([], 0) }
-            let wanted = state.slots.filter { $0.value.wanted }.keys.sorted()
-            if newSize > wanted.count {
-                var start: [Int] = []
-                var slot = 0
-                while wanted.count + start.count < newSize {
-                    if state.slots[slot] == nil {
-                        state.slots[slot] = Slot()
-                        start.append(slot)
-                    }
-                    slot += 1
-                }
-                return (start, 0)
+            var retried: [Int] = []
+            for (slot, entry) in state.slots where entry.refused {
+                state.slots[slot]?.refused = false
+                // No supervisor runs for a refused slot: an unwanted one goes, a wanted one starts again.
+                if entry.wanted { retried.append(slot) } else { state.slots[slot] = nil }
             }
-            let removed = wanted.suffix(wanted.count - newSize)
+            let wanted = state.slots.filter { $0.value.wanted }.keys.sorted()
+            let removed = newSize < wanted.count ? Array(wanted.suffix(wanted.count - newSize)) : []
             for slot in removed {
                 state.slots[slot]?.wanted = false
                 if let pid = state.slots[slot]?.pid { kill(pid, SIGTERM) }  // under the lock: see ``Slot/pid``
+                if retried.contains(slot) { state.slots[slot] = nil }
             }
-            return ([], removed.count)
+            retried.removeAll { removed.contains($0) }
+            if newSize > wanted.count {
+                var fresh: [Int] = []
+                var slot = 0
+                while wanted.count + fresh.count < newSize {
+                    if state.slots[slot] == nil {
+                        state.slots[slot] = Slot()
+                        fresh.append(slot)
+                    }
+                    slot += 1
+                }
+                return (retried + fresh, 0)
+            }
+            return (retried, removed.count)
         }
         for slot in start { slotStartsContinuation.yield(slot) }
         if !start.isEmpty || stopped > 0 {
@@ -246,6 +277,13 @@ public final class WorkerPool: Service, Sendable {
                     logger.info(
                         "worker stopped", metadata: ["slot": "\(slot)", "status": "\(result.terminationStatus)"])
                     break
+                }
+                if case .exited(let code) = result.terminationStatus, code == Self.refusedExitStatus {
+                    state.withLock { $0.slots[slot]?.refused = true }
+                    logger.error(
+                        "\("worker refused by its broker; not restarting it (the same executable would be refused again: see the worker's error above, fix its definition's version or its permissions, then resize or restart the pool)")",
+                        metadata: ["slot": "\(slot)", "worker": "\(workerName(slot: slot))"])
+                    return
                 }
                 logger.warning(
                     "worker exited; restarting",

@@ -74,6 +74,31 @@ public struct BrokerStats: Sendable, Equatable {
         }
     }
 
+    /// A worker the broker refused to register (section 5.18): its definition differs under a version already
+    /// served (`definition-mismatch`), or its identity may not serve its types (`forbidden`).
+    public struct Refusal: Sendable, Equatable {
+        /// The name it announced in READY.
+        public var worker: String
+        /// The intent type the refusal is about (empty when it is about the worker as a whole).
+        public var intent: String
+        /// The version and digest of the definition it announced for that type (0 and empty when none).
+        public var version: Int
+        public var digest: String
+        /// The error code it was answered: `definition-mismatch` or `forbidden`.
+        public var code: String
+        /// Why, as the ERROR's message said.
+        public var reason: String
+
+        public init(worker: String, intent: String, version: Int, digest: String, code: String, reason: String) {
+            self.worker = worker
+            self.intent = intent
+            self.version = version
+            self.digest = digest
+            self.code = code
+            self.reason = reason
+        }
+    }
+
     /// What the broker is doing: `active`, `unavailable` (its journal's database is unreachable: the snapshot is
     /// empty) or `stopping`. Readers MUST take a state they do not know like `active`.
     public var state: String
@@ -84,6 +109,8 @@ public struct BrokerStats: Sendable, Equatable {
     public var queued: Int
     public var intentTypes: [IntentType]
     public var workers: [Worker]
+    /// The workers refused most recently, oldest first (at most 20; empty from brokers before section 5.18).
+    public var refused: [Refusal] = []
 
     public init(
         state: String = "active", defaultDeadlineMilliseconds: Int, requestsInFlight: Int = 0, queued: Int = 0,
@@ -128,6 +155,14 @@ public struct BrokerStats: Sendable, Equatable {
                         "name": .string(worker.name), "capacity": .int(Int64(worker.capacity)),
                         "jobs": .int(Int64(worker.jobs)), "draining": .bool(worker.draining),
                         "intents": .array(worker.intents.map { .string($0) }),
+                    ])
+                }),
+            "refused": .array(
+                refused.map { refusal in
+                    .object([
+                        "worker": .string(refusal.worker), "intent": .string(refusal.intent),
+                        "version": .int(Int64(refusal.version)), "digest": .string(refusal.digest),
+                        "code": .string(refusal.code), "reason": .string(refusal.reason),
                     ])
                 }),
         ])
@@ -195,6 +230,14 @@ public struct BrokerStats: Sendable, Equatable {
                 Worker(
                     name: try string(worker, "name"), capacity: try int(worker, "capacity"),
                     jobs: try int(worker, "jobs"), draining: draining, intents: names))
+        }
+        // Optional (brokers before section 5.18 do not send it).
+        for refusal in value["refused"]?.arrayValue ?? [] {
+            refused.append(
+                Refusal(
+                    worker: try string(refusal, "worker"), intent: try string(refusal, "intent"),
+                    version: try int(refusal, "version"), digest: try string(refusal, "digest"),
+                    code: try string(refusal, "code"), reason: try string(refusal, "reason")))
         }
     }
 }

@@ -172,9 +172,11 @@ public struct ClientMessageDecoder: Sendable {
                 requestID: requestID, phase: phase, check: 10
             )
         }
+        let (type, definitionVersion) = ClientRequest.splitVersion(intentType)
         return ClientRequest(
-            requestID: requestID, intentType: Array(intentType), phase: phase, deadlineMilliseconds: deadline,
-            bodySize: bodySize, idempotencyKey: idempotencyKey, version: version, traceContext: traceContext
+            requestID: requestID, intentType: type, phase: phase, deadlineMilliseconds: deadline,
+            bodySize: bodySize, idempotencyKey: idempotencyKey, version: version, traceContext: traceContext,
+            definitionVersion: definitionVersion
         )
     }
 

@@ -148,12 +148,11 @@ struct BrokerOptions: ParsableArguments {
     var maxCrashRetries: Int = Defaults.broker.maxCrashRetries
 
     @Flag(
-        help: """
-            Take a CIPW04 worker whose definition of an intent type differs from the served one when it has another \
-            "version" (a rolling upgrade: both are served until the old workers leave). Without it such a worker is \
-            refused (definition-mismatch); a different definition under the same version always is. See \
-            Schemas/PROTOCOL.md section 5.16 and `concierge intents`.
-            """)
+        help: ArgumentHelp(
+            """
+            No longer needed, and without effect: another "version" of a definition is always served side by side, \
+            each request pinned to its own (Schemas/PROTOCOL.md section 5.18). Kept so that existing scripts start.
+            """, visibility: .hidden))
     var allowDefinitionUpgrades = false
 
     @Option(
@@ -221,7 +220,6 @@ struct BrokerOptions: ParsableArguments {
         configuration.standingQueueInterval = .milliseconds(standingQueueIntervalMs)
         configuration.lifecycleChainEnd = chainLifecycle == "off" ? .resolve : RequestPhase(chainLifecycle) ?? .confirm
         configuration.maxCrashRetries = maxCrashRetries
-        configuration.allowDefinitionUpgrades = allowDefinitionUpgrades
         configuration.conversationTTL = .seconds(conversationTtl)
         configuration.maxConversations = maxConversations
         configuration.conversationsMemory = conversationsMemory

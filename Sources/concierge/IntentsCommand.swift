@@ -15,9 +15,12 @@ struct IntentsCommand: ParsableCommand {
         discussion: """
             Asks the broker's backend (where workers connect) for STATS once. Each line is one definition of one \
             intent type: its version, the first digits of its digest (sha256 of its canonical JSON) and the workers \
-            that announced it. A type served by workers older than CIPW04 shows `(not announced)`. During a rolling \
-            upgrade (broker --allow-definition-upgrades) a type has one line per version. --definition TYPE prints \
-            the served definition of TYPE as JSON (the format of Schemas/intents/); --json prints every definition.
+            that announced it. A type served by workers older than CIPW04 shows `(not announced)`. A type served in \
+            several versions (a rolling upgrade, or a breaking change served side by side) has one line per version, \
+            and each later version says whether it is compatible with the one before (PROTOCOL.md 5.18): requests \
+            that name no version run under the oldest. Workers the broker refused (a different definition under a \
+            served version, or forbidden) are listed after the table. --definition TYPE prints the served \
+            definition of TYPE as JSON (the format of Schemas/intents/); --json prints every definition.
             """
     )
 
@@ -82,7 +85,7 @@ struct IntentsCommand: ParsableCommand {
 
     /// The table: one row per definition of each served type (types no worker serves now are left out).
     static func table(_ stats: BrokerStats) -> String {
-        var rows: [[String]] = [["TYPE", "VERSION", "DIGEST", "PARAMETERS", "WORKERS"]]
+        var rows: [[String]] = [["TYPE", "VERSION", "DIGEST", "PARAMETERS", "WORKERS", "CHANGE"]]
         let namesByType = Dictionary(
             grouping: stats.workers.flatMap { worker in worker.intents.map { ($0, worker.name) } }
         ) {
@@ -90,7 +93,15 @@ struct IntentsCommand: ParsableCommand {
         }.mapValues { $0.map(\.1) }
         for type in stats.intentTypes.sorted(by: { $0.name < $1.name }) where type.workers > 0 {
             var announced: Set<String> = []
-            for served in type.definitions {
+            var previous: BrokerStats.Definition?
+            for served in type.definitions.sorted(by: { $0.version < $1.version }) {
+                defer { previous = served }
+                let change =
+                    previous.map { earlier in
+                        DefinitionCompatibility.incompatibility(of: served.definition, with: earlier.definition).map {
+                            "breaking: \($0)"
+                        } ?? "compatible with \(earlier.version)"
+                    } ?? (type.definitions.count > 1 ? "oldest: requests naming no version" : "")
                 announced.formUnion(served.workers)
                 let parameters = served.definition["parameters"]?.arrayValue?.compactMap { parameter -> String? in
                     guard let name = parameter["name"]?.stringValue else { return nil }
@@ -98,20 +109,32 @@ struct IntentsCommand: ParsableCommand {
                 }
                 rows.append([
                     type.name, String(served.version), String(served.digest.dropFirst("sha256:".count).prefix(12)),
-                    parameters?.joined(separator: ",") ?? "", served.workers.joined(separator: ","),
+                    parameters?.joined(separator: ",") ?? "", served.workers.joined(separator: ","), change,
                 ])
             }
             let others = (namesByType[type.name] ?? []).filter { !announced.contains($0) }
             if !others.isEmpty {
-                rows.append([type.name, "-", "(not announced)", "", others.joined(separator: ",")])
+                rows.append([type.name, "-", "(not announced)", "", others.joined(separator: ","), ""])
             }
         }
-        let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        return rows.map { row in
-            row.enumerated().map { column, text in
-                column == row.count - 1 ? text : text + String(repeating: " ", count: widths[column] - text.count)
-            }.joined(separator: "  ")
-        }.joined(separator: "\n") + "\n(* required)"
+        let widths = (0..<6).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        var text =
+            rows.map { row in
+                row.enumerated().map { column, text in
+                    column == row.count - 1 ? text : text + String(repeating: " ", count: widths[column] - text.count)
+                }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+            }.joined(separator: "\n") + "\n(* required)"
+        if !stats.refused.isEmpty {
+            text += "\nrefused workers (most recent last; not registered, get no jobs):"
+            for refusal in stats.refused {
+                let definition =
+                    refusal.version > 0
+                    ? " version \(refusal.version) \(refusal.digest.dropFirst("sha256:".count).prefix(12))" : ""
+                let intent = refusal.intent.isEmpty ? "" : " \(refusal.intent)"
+                text += "\n  \(refusal.worker)\(intent)\(definition): \(refusal.code): \(refusal.reason)"
+            }
+        }
+        return text
     }
 
     private func printError(_ text: String) {

@@ -96,6 +96,14 @@ struct SendCommand: AsyncParsableCommand {
             valueName: "backend"))
     var check: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Ask for this version of the intent's definition (PROTOCOL.md 5.18): every job runs on a worker serving "
+                + "it or a compatible later one; refused unknown-intent when no worker serves it. Default: the oldest "
+                + "version served. --check then checks against that version.",
+            valueName: "N"))
+    var definitionVersion: Int?
+
     @Flag(
         help: """
             Start a conversation with the intent and answer what the broker asks, turn by turn, from --answer and \
@@ -157,6 +165,9 @@ struct SendCommand: AsyncParsableCommand {
         if let connectTimeoutMs, connectTimeoutMs < 1 {
             throw ValidationError("--connect-timeout-ms takes 1 or more")
         }
+        if let definitionVersion, !(1...Int(Int32.max)).contains(definitionVersion) {
+            throw ValidationError("--definition-version takes a whole number from 1")
+        }
         if converse {
             try validateConversation()
         } else if !answers.isEmpty || conversationID != nil || record || confirmBeforeHandle {
@@ -204,11 +215,12 @@ struct SendCommand: AsyncParsableCommand {
         return (interaction, intentType)
     }
 
-    /// `--check`: the intent against the definitions the broker's workers announced (any version of a rolling
-    /// upgrade will do). Exit 1, nothing sent, when it matches none; a type whose workers announce no definition
-    /// (older than CIPW04) is only warned about.
+    /// `--check`: the intent against the definition that will serve it (PROTOCOL.md 5.18): version `version` when
+    /// asked for, else the oldest served. Exit 1, nothing sent, when it does not match or that version is not
+    /// served; a type whose workers announce no definition (older than CIPW04) is only warned about.
     static func checkAgainstServedDefinition(
-        _ intent: JSONValue, intentType: String, phase: RequestPhase, backend: String, curve: CurveClientKeys?
+        _ intent: JSONValue, intentType: String, phase: RequestPhase, backend: String, curve: CurveClientKeys?,
+        version: Int? = nil
     ) throws {
         func fail(_ message: String, status: Int32 = 1) throws -> Never {
             FileHandle.standardError.write(Data("concierge send: \(message); nothing was sent\n".utf8))
@@ -230,20 +242,29 @@ struct SendCommand: AsyncParsableCommand {
                         .utf8))
             return
         }
-        var problems: [String] = []
-        for served in type.definitions {
-            do {
-                try IntentDefinition(jsonValue: served.definition).check(intent: intent, phase: phase)
-                return
-            } catch let error as IntentError {
-                problems.append(
-                    "\(error.code): \(error.message) (definition version \(served.version), "
-                        + "\(served.digest.dropFirst("sha256:".count).prefix(12)))")
-            } catch {
-                problems.append("the served definition (version \(served.version)) cannot be read: \(error)")
-            }
+        let versions = type.definitions.map(\.version).sorted()
+        let chosen =
+            version.map { version in type.definitions.first { $0.version == version } }
+            ?? type.definitions.min { $0.version < $1.version }
+        guard let served = chosen else {
+            try fail(
+                "--check: no worker of the broker at \(backend) serves version \(version ?? 0) of \(intentType) "
+                    + "(served: \(versions.map(String.init).joined(separator: ", ")))")
         }
-        try fail("the intent does not match the definition the broker serves: " + problems.joined(separator: "; "))
+        do {
+            try IntentDefinition(jsonValue: served.definition).check(intent: intent, phase: phase)
+        } catch let error as IntentError {
+            let hint =
+                version == nil && versions.count > 1
+                ? "; requests that name no version run under the oldest: name a later one with --definition-version"
+                : ""
+            try fail(
+                "the intent does not match the definition that will serve it: \(error.code): \(error.message) "
+                    + "(definition version \(served.version), \(served.digest.dropFirst("sha256:".count).prefix(12))"
+                    + ")\(hint)")
+        } catch {
+            try fail("the served definition (version \(served.version)) cannot be read: \(error)")
+        }
     }
 
     func run() async throws {
@@ -259,7 +280,8 @@ struct SendCommand: AsyncParsableCommand {
         }
         if let check {
             try Self.checkAgainstServedDefinition(
-                interaction["intent"] ?? .null, intentType: intentType, phase: phase, backend: check, curve: keys)
+                interaction["intent"] ?? .null, intentType: intentType, phase: phase, backend: check, curve: keys,
+                version: definitionVersion)
         }
         let client = try ConciergeClient(
             configuration: .init(
@@ -298,7 +320,8 @@ struct SendCommand: AsyncParsableCommand {
         let requestTask = Task {
             do {
                 let reply = try await client.request(
-                    intentType: intentType, phase: phase, body: body, deadline: deadline, requestID: id,
+                    intentType: ConciergeClient.wireIntentType(intentType, definitionVersion: definitionVersion),
+                    phase: phase, body: body, deadline: deadline, requestID: id,
                     idempotencyKey: idempotencyKey, retry: policy, events: { printer.handle($0) })
                 outcome.yield(.ended(.success(reply)))
             } catch {
@@ -386,6 +409,15 @@ struct SendCommand: AsyncParsableCommand {
             client: client, conversationID: conversationID,
             scripted: answers.compactMap { try? ScriptedAnswer.parse($0) },
             deadline: deadline, retry: RetryPolicy(maxAttempts: retry > 1 ? retry : 3))
+        var interaction = interaction
+        if let definitionVersion, case .object(var intent)? = interaction["intent"],
+            case .object(var object) = interaction
+        {
+            // Turn 1 names the version as `Type@N` (PROTOCOL.md 5.18); the broker gives handlers the type itself.
+            intent["type"] = .string(ConciergeClient.wireIntentType(intentType, definitionVersion: definitionVersion))
+            object["intent"] = .object(intent)
+            interaction = .object(object)
+        }
         return await session.run(intentType: intentType, body: interaction.serialized(), flags: flags)
     }
 

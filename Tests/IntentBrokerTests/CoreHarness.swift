@@ -147,12 +147,13 @@ struct CoreHarness: ~Copyable {
     mutating func send(
         _ id: String, type: String = "Echo", phase: RequestPhase = .handle, deadlineMs: Int? = nil,
         client: String = "c1", body: String = "{}", key: String? = nil, identity: String = "",
-        traceContext: TraceContext? = nil
+        traceContext: TraceContext? = nil, definitionVersion: Int? = nil
     ) {
         let request = ClientRequest(
             requestID: Array(id.utf8), intentType: Array(type.utf8), phase: phase, deadlineMilliseconds: deadlineMs,
             bodySize: body.utf8.count, idempotencyKey: key.map { Array($0.utf8) },
-            version: traceContext != nil ? 4 : key != nil ? 2 : 1, traceContext: traceContext)
+            version: traceContext != nil ? 4 : key != nil ? 2 : 1, traceContext: traceContext,
+            definitionVersion: definitionVersion)
         core.request(
             request, client: Array(client.utf8), body: Array(body.utf8),
             fingerprint: key == nil ? nil : BodyFingerprint(Array(body.utf8)), identity: Array(identity.utf8), now: now)

@@ -4,8 +4,8 @@ import Testing
 
 @testable import IntentBroker
 
-/// Section 5.16: the broker serves one definition per intent type; a worker announcing another is refused unless a
-/// rolling upgrade is allowed and the version differs.
+/// Sections 5.16 and 5.18: the broker serves one definition per intent type and version; a worker announcing another
+/// definition under a version already served is refused, one announcing another version is served beside it.
 @Suite struct DefinitionRuleTests {
     private func definition(_ parameters: String, version: Int? = nil) throws -> AnnouncedDefinition {
         let versionMember = version.map { #", "version": \#($0)"# } ?? ""
@@ -47,9 +47,7 @@ import Testing
     }
 
     @Test func anotherDefinitionUnderTheSameVersionIsRefusedAndTheWorkerNotRegistered() throws {
-        var configuration = BrokerConfiguration()
-        configuration.allowDefinitionUpgrades = true  // never for the same version
-        var broker = try CoreHarness(configuration)
+        var broker = try CoreHarness()
         register(&broker, "w1", try definition("[]"))
         register(&broker, "w2", try definition(#"[{"name": "text"}]"#))
         #expect(broker.core.workers.count == 1)
@@ -63,23 +61,16 @@ import Testing
         #expect(broker.jobIDs("w1") == ["r"])
     }
 
-    @Test func anotherVersionNeedsTheOperatorsLeave() throws {
+    @Test func anotherVersionIsServedSideBySideWithoutAFlag() throws {
         var broker = try CoreHarness()
         register(&broker, "w1", try definition("[]"))
         register(&broker, "w2", try definition(#"[{"name": "text"}]"#, version: 2))
-        #expect(broker.core.workers.count == 1)
-        #expect(refusal(broker, to: "w2")?.contains("--allow-definition-upgrades") == true)
-
-        var configuration = BrokerConfiguration()
-        configuration.allowDefinitionUpgrades = true
-        var upgrading = try CoreHarness(configuration)
-        register(&upgrading, "w1", try definition("[]"))
-        register(&upgrading, "w2", try definition(#"[{"name": "text"}]"#, version: 2))
-        #expect(upgrading.core.workers.count == 2)
-        #expect(served(upgrading).map(\.workers) == [["w1"], ["w2"]])
+        #expect(broker.core.workers.count == 2)
+        #expect(refusal(broker, to: "w2") == nil)
+        #expect(served(broker).map(\.workers) == [["w1"], ["w2"]])
         // The old version goes with its last worker.
-        upgrading.worker("w1", sends: .disconnect)
-        #expect(served(upgrading).map(\.workers) == [["w2"]])
+        broker.worker("w1", sends: .disconnect)
+        #expect(served(broker).map(\.workers) == [["w2"]])
     }
 
     @Test func aDefinitionIsForgottenWithItsLastWorker() throws {

@@ -1,6 +1,7 @@
-"""Section 5.16 (CIPW04): workers announce their intent definitions in READY; the broker serves one definition per
-type, refuses a worker whose definition differs (ERROR definition-mismatch) unless a rolling upgrade is allowed and
-the version differs, lists the served definitions in STATS and `concierge intents`.
+"""Sections 5.16 and 5.18 (CIPW04): workers announce their intent definitions in READY; the broker serves one
+definition per type and version, refuses a worker whose definition differs under a version already served (ERROR
+definition-mismatch), serves another version side by side, lists the served definitions in STATS and
+`concierge intents`.
 
 The Swift worker is real (`concierge worker`); the disagreeing workers are raw DEALERs speaking frames by hand, as a
 worker in another language would."""
@@ -95,8 +96,9 @@ def test_a_worker_with_another_definition_is_refused_and_gets_no_job(spawn):
         sock.close()
 
 
-def test_a_rolling_upgrade_serves_both_versions_when_allowed(spawn):
-    broker = spawn.broker(heartbeat_ms=HB, allow_definition_upgrades=True)
+def test_a_rolling_upgrade_serves_both_versions_without_a_flag(spawn):
+    """5.18: another version is served side by side on a broker started with no flag at all."""
+    broker = spawn.broker(heartbeat_ms=HB)
     spawn.worker(broker, name="w-v1", heartbeat_ms=HB)
     upgraded = echo_definition()
     upgraded["version"] = 2

@@ -139,8 +139,10 @@ extension BrokerCore {
     private mutating func start(
         _ turn: ClientTurn, key: ConversationKey, client: [UInt8], body: [UInt8], identity: [UInt8], now: UInt64
     ) {
-        guard let json = try? JSONValue.parse(body), case .object(let interaction) = json,
-            case .object(let intent)? = interaction["intent"], case .string(let type)? = intent["type"],
+        guard let json = try? JSONValue.parse(body), case .object(var interaction) = json,
+            case .object(var intent)? = interaction["intent"], case .string(let named)? = intent["type"],
+            case let (typeBytes, definitionVersion) = ClientRequest.splitVersion(Array(named.utf8)),
+            case let type = String(decoding: typeBytes, as: UTF8.self),
             !type.isEmpty, type.utf8.count <= CIP.maxIntentTypeLength,
             type.utf8.allSatisfy(IntentTypeName.isValidByte)
         else {
@@ -155,6 +157,13 @@ extension BrokerCore {
             )
         }
         let intentType = Array(type.utf8)
+        var body = body
+        if definitionVersion != nil {
+            // `Type@N` asks for version N (section 5.18); the handlers see the type itself.
+            intent["type"] = .string(type)
+            interaction["intent"] = .object(intent)
+            body = JSONValue.object(interaction).serialized()
+        }
         let recording =
             settings.recordsTranscripts && (configuration.recordAllConversations || turn.flags.contains(.record))
         var conversation = Conversation(
@@ -163,9 +172,10 @@ extension BrokerCore {
         guard
             let id = submit(
                 turn, key: key, intentType: intentType, phase: .lifecycle, body: body, client: client,
-                identity: identity, now: now)
+                identity: identity, definitionVersion: definitionVersion, now: now)
         else { return }
         conversation.running = (id, RequestKey(client: client, id: turn.requestID))
+        conversation.pin = requests[id]?.pin
         conversations.store(conversation)
         recordStart(conversation)
         recordTurn(turn, conversation, sent: json, now: now)
@@ -198,7 +208,7 @@ extension BrokerCore {
     /// refusal was answered).
     private mutating func submit(
         _ turn: ClientTurn, key: ConversationKey, intentType: [UInt8], phase: RequestPhase, body: [UInt8],
-        client: [UInt8], identity: [UInt8], now: UInt64
+        client: [UInt8], identity: [UInt8], definitionVersion: Int? = nil, now: UInt64
     ) -> RequestID? {
         guard let stored = Self.makeBody(body) else {
             refuseTurn(
@@ -209,7 +219,7 @@ extension BrokerCore {
         let decoded = ClientRequest(
             requestID: turn.requestID, intentType: intentType, phase: phase,
             deadlineMilliseconds: turn.deadlineMilliseconds, bodySize: body.count, idempotencyKey: nil,
-            version: turn.version, traceContext: turn.traceContext)
+            version: turn.version, traceContext: turn.traceContext, definitionVersion: definitionVersion)
         let id = nextRequestID
         let link = TurnLink(
             conversation: key,

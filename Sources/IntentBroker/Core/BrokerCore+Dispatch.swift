@@ -8,17 +8,20 @@ extension BrokerCore {
         intentTypes[type].workers.contains { workers[$0]?.hasRoom == true }
     }
 
-    /// The least-loaded worker of `type` with room; ties go round-robin so idle workers share the work.
-    mutating func pickWorker(for type: Int) -> WorkerID? {
+    /// The least-loaded worker of `type` with room that may run a job pinned to `pin` (section 5.18); ties go
+    /// round-robin so idle workers share the work.
+    mutating func pickWorker(for type: Int, pin: DefinitionPin? = nil) -> WorkerID? {
         let candidates = intentTypes[type].workers
         let count = candidates.count
         guard count > 0 else { return nil }
+        let checksPin = pinMatters(pin, type: type)
         let start = intentTypes[type].cursor % count
         var best = -1
         var bestLoad = Int.max
         for offset in 0..<count {
             let index = (start + offset) % count
             guard let worker = workers[candidates[index]], worker.hasRoom else { continue }
+            if checksPin, !canServe(candidates[index], type: type, pin: pin) { continue }
             if worker.load < bestLoad {
                 best = index
                 bestLoad = worker.load
@@ -41,7 +44,7 @@ extension BrokerCore {
             fail(id, .cancelled, "cancelled by its client before its \(request.phase) job was answered", now: now)
             return
         }
-        if let worker = pickWorker(for: type) {
+        if let worker = pickWorker(for: type, pin: request.pin) {
             book(id, on: worker, now: now)
         } else {
             enqueue(id, atFront: atFront, now: now)
@@ -104,20 +107,26 @@ extension BrokerCore {
     }
 
     /// Gives `worker` queued jobs of its intent types while it has room, each time the job of the oldest request at
-    /// the head of those queues.
+    /// the head of those queues (or, while a type serves several definitions, the first waiting request the worker
+    /// may run: section 5.18).
     mutating func fill(_ workerID: WorkerID, now: UInt64) {
         guard let types = workers[workerID]?.intentTypes else { return }
+        var exhausted: [Int] = []
         // No copy of the worker is held across book(), which changes its job table in place.
         while workers[workerID]?.hasRoom == true {
             var bestType = -1
             var bestArrival = UInt64.max
-            for type in types {
+            for type in types where !exhausted.contains(type) {
                 if let arrival = intentTypes[type].queue.headArrival(), arrival < bestArrival {
                     bestType = type
                     bestArrival = arrival
                 }
             }
-            guard bestType >= 0, let id = dequeue(bestType) else { return }
+            guard bestType >= 0 else { return }
+            guard let id = dequeue(bestType, for: workerID) else {
+                exhausted.append(bestType)  // nothing waiting there that this worker's definition may run
+                continue
+            }
             book(id, on: workerID, now: now)
         }
     }

@@ -87,6 +87,12 @@ extension BrokerCore {
             let name = decoded.intentType.withUnsafeBytes { WireText.display($0) }
             return .refuse(.unknownIntent, "no worker serves intent type \"\(name)\"")
         }
+        if decoded.definitionVersion != nil,
+            case .failure(let refusal) = admissionPin(
+                for: type, asked: decoded.definitionVersion)
+        {
+            return .refuse(.unknownIntent, refusal.message)
+        }
         var scope: IdempotencyScope?
         var attempt = 1
         if let idempotencyKey = decoded.idempotencyKey, decoded.phase == .handle || decoded.phase == .lifecycle {
@@ -140,6 +146,13 @@ extension BrokerCore {
                     .started(
                         id, requestID: decoded.requestID, intentType: decoded.intentType, phase: decoded.phase,
                         parent: decoded.traceContext)))
+        }
+        // Section 5.18: a turn runs under its conversation's definition; a request under the one it asked for, else
+        // the oldest served.
+        if let turn, let conversation = conversations[turn.conversation] {
+            request.pin = conversation.pin
+        } else if case .success(let pin) = admissionPin(for: type, asked: decoded.definitionVersion) {
+            request.pin = pin
         }
         if let turn {
             request.conversation = turn.conversation

@@ -55,6 +55,7 @@ extension BrokerCore {
                     workers: served.workers.compactMap { workers[$0]?.name }, definition: served.definition.json)
             }
         }
+        stats.refused = Array(recentRefusals)
         actions.append(.control(routingID: routingID, version: version, .stats(stats.serialized())))
     }
 }

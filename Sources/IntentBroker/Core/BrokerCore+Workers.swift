@@ -81,9 +81,11 @@ extension BrokerCore {
         }
     }
 
-    /// Section 5.16: why the worker's definitions cannot be served beside those of the other registered workers
-    /// (nil when they can). The registration the same routing id replaces does not count.
-    private func definitionConflict(_ ready: WorkerReady, routingID: [UInt8]) -> String? {
+    /// Sections 5.16 and 5.18: why the worker's definitions cannot be served beside those of the other registered
+    /// workers (nil when they can): only a different definition under a version already served. Another version is
+    /// served side by side, compatible or not; requests are pinned to theirs. The registration the same routing id
+    /// replaces does not count.
+    private func definitionConflict(_ ready: WorkerReady, routingID: [UInt8]) -> (String, Int)? {
         let replaced = workerIDs[ByteKey(routingID)]
         for (index, name) in ready.intentTypes.enumerated() {
             guard let definition = ready.definition(at: index), let type = intentTypeIndex[ByteKey(name)] else {
@@ -94,21 +96,31 @@ extension BrokerCore {
                 continue
             }
             let display = intentTypes[type].displayName
-            let current = served.map { "version \($0.definition.version), \($0.definition.shortDigest)" }
-                .joined(separator: "; ")
             if let same = served.first(where: { $0.definition.version == definition.version }) {
-                return "the definition of \(display) (version \(definition.version), \(definition.shortDigest)) "
+                let message =
+                    "the definition of \(display) (version \(definition.version), \(definition.shortDigest)) "
                     + "differs from the one served under the same version (\(same.definition.shortDigest), by "
                     + "\(same.workers.compactMap { workers[$0]?.name }.joined(separator: ", "))): give the changed "
                     + "definition a new \"version\" for a rolling upgrade"
-            }
-            if !configuration.allowDefinitionUpgrades {
-                return "the definition of \(display) (version \(definition.version), \(definition.shortDigest)) "
-                    + "differs from the one served (\(current)); the broker allows another version only with "
-                    + "--allow-definition-upgrades"
+                return (message, index)
             }
         }
         return nil
+    }
+
+    /// How many refused workers STATS lists (section 5.18).
+    static var maxRecentRefusals: Int { 20 }
+
+    /// Remembers a refused READY for STATS `refused` (section 5.18); `intent` is the index of the type it is about.
+    private mutating func noteRefusal(_ ready: WorkerReady, intent: Int?, code: WireErrorCode, reason: String) {
+        let definition = intent.flatMap { ready.definition(at: $0) }
+        recentRefusals.append(
+            BrokerStats.Refusal(
+                worker: ready.nameString,
+                intent: intent.map { String(decoding: ready.intentTypes[$0], as: UTF8.self) } ?? "",
+                version: definition?.version ?? 0, digest: definition?.digest ?? "", code: code.rawValue,
+                reason: reason))
+        if recentRefusals.count > Self.maxRecentRefusals { recentRefusals.removeFirst() }
     }
 
     private mutating func register(_ ready: WorkerReady, routingID: [UInt8], identity: [UInt8], now: UInt64) {
@@ -116,11 +128,13 @@ extension BrokerCore {
             ?? workerNameRefusal(routingID, name: ready.nameString, key: identity)
         {
             forbidden(refused, .serve, peer: routingID, worker: ready.nameString, now: now)
+            noteRefusal(ready, intent: nil, code: .forbidden, reason: refused.message)
             actions.append(.control(routingID: routingID, version: ready.version, .error(.forbidden, refused.message)))
             return
         }
-        if let conflict = definitionConflict(ready, routingID: routingID) {
+        if let (conflict, index) = definitionConflict(ready, routingID: routingID) {
             statistics.definitionRefusals += 1
+            noteRefusal(ready, intent: index, code: .definitionMismatch, reason: conflict)
             warn(
                 .definitionMismatch, peer: routingID, "worker refused: its intent definition differs",
                 ["worker": "\(ready.nameString)", "reason": "\(conflict)"], now: now)
@@ -156,6 +170,7 @@ extension BrokerCore {
                 continue
             }
             workers[id]?.definitionDigests[type] = definition.digest
+            remember(definition, type: type)
             if let known = intentTypes[type].definitions.firstIndex(where: {
                 $0.definition.digest == definition.digest
             }) {

@@ -57,6 +57,9 @@ struct BrokerCore<Body>: ~Copyable {
     /// job leaves its worker's job table.
     var chainedJobs: [SerialKey: ChainedJob] = [:]
     var statistics = BrokerStatistics()
+    /// The workers refused most recently (section 5.18, STATS `refused`), oldest first, at most
+    /// ``maxRecentRefusals``.
+    var recentRefusals: [BrokerStats.Refusal] = []
     /// The permissions in force (`Docs/PERMISSIONS.md`); nil: every admitted key may do everything.
     var permissions: PermissionsGate?
     /// With permissions: the key each client routing id is bound to (``ClientBinding``), swept at

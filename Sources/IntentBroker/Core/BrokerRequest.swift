@@ -80,6 +80,9 @@ final class BrokerRequest<Body> {
     /// The caller's W3C trace context (`CIPC04` REQUEST or TURN F8/F9), sent on in each JOB to a `CIPW05` worker;
     /// nil for none, and for a request recovered from a journal (which does not keep it).
     @exclusivity(unchecked) var traceContext: TraceContext?
+    /// The definition the request was admitted under (section 5.18): every job of it runs on a worker serving this
+    /// definition or a compatible later one. Nil when its type's workers announce no definition.
+    @exclusivity(unchecked) var pin: DefinitionPin?
 
     init(
         id: RequestID, key: RequestKey, intentType: Int, requested: RequestPhase, phase: RequestPhase, body: Body,

@@ -104,6 +104,9 @@ struct Conversation {
     /// Monotonic nanoseconds: when the last turn ended (idle time counts from here), and when it ended.
     var idleSince: UInt64
     var endedAt: UInt64?
+    /// The definition the conversation started under (section 5.18): every turn runs on a worker serving it or a
+    /// compatible later one. Nil when its type's workers announce none (and for one recovered from a journal).
+    var pin: DefinitionPin?
     let startedAt: UInt64
 
     init(

@@ -9,6 +9,12 @@ struct IntentTypeState {
     /// The definitions its `CIPW04` workers announced (section 5.16): one, or during a rolling upgrade one per
     /// version.
     var definitions: [ServedDefinition] = []
+    /// Definitions of the type requests may be pinned to (section 5.18): every one served since the broker started,
+    /// the newest last, at most ``maxKnownDefinitions`` (a request pinned to one forgotten runs on any worker).
+    var known: [AnnouncedDefinition] = []
+    /// Whether the definition with digest `later` can serve requests pinned to `earlier` (key: both digests), as
+    /// worked out once by ``DefinitionCompatibility``.
+    var compatible: [String: Bool] = [:]
     /// Requests waiting for a worker of this type.
     var queue = RequestQueue()
     /// While no worker serves the type, until when it still counts as served: the grace period after its last worker
@@ -28,6 +34,9 @@ struct IntentTypeState {
     /// How long the type's workers take to start one job per slot at the measured pace (nanoseconds; refreshed with
     /// the pace): a standing queue is never held shorter than that, so that every slot finds a job waiting.
     var turnoverNanos: UInt64 = 0
+
+    /// How many definitions of a type the broker remembers for pinned requests.
+    static let maxKnownDefinitions = 16
 
     init(name: [UInt8]) { self.name = name }
 

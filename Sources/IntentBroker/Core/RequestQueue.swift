@@ -101,6 +101,12 @@ struct RequestQueue {
         return lanes[slot]!.entries.first?.arrival
     }
 
+    /// The request ``popFirst()`` would take, left in place.
+    mutating func peekFirst() -> RequestID? {
+        guard let slot = currentSlot() else { return nil }
+        return lanes[slot]!.entries.first?.request
+    }
+
     /// Takes the request at the head of the lane whose turn it is; that lane's next turn comes after the others'.
     mutating func popFirst() -> (request: RequestID, ticket: UInt64)? {
         guard let slot = currentSlot() else { return nil }
