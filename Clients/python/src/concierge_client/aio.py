@@ -64,11 +64,13 @@ class AsyncClient(ClientBase):
         *,
         request_id: str | None = None,
         timeout: float | None = None,
+        definition_version: int | None = None,
     ) -> Reply:
         """See :meth:`Client.request`."""
         trace = procedures.trace_context(traceparent, tracestate)
         proc = procedures.request(
-            self.make_request_id, intent, phase, deadline, request_id, idempotency_key, retry, trace
+            self.make_request_id, intent, phase, deadline, request_id, idempotency_key, retry, trace,
+            definition_version,
         )
         return await asyncio.wait_for(self._run(proc, on_progress), timeout)
 
@@ -83,13 +85,14 @@ class AsyncClient(ClientBase):
         *,
         request_id: str | None = None,
         timeout: float | None = None,
+        definition_version: int | None = None,
     ) -> AsyncIterator[Reply]:
         """See :meth:`Client.send`: sends now (call it from a coroutine) and returns an async iterator over the
         replies (``async for reply in client.send(...)``)."""
         rid = request_id or self.make_request_id()
         procedures.check_request_id(rid)
         trace = procedures.trace_context(traceparent, tracestate)
-        frames = procedures.request_frames(rid, intent, phase, deadline, idempotency_key, trace)
+        frames = procedures.request_frames(rid, intent, phase, deadline, idempotency_key, trace, definition_version)
         return self._raising(self._stream(Attempt(rid, frames, str(intent.get("type")), False, 1)), timeout)
 
     async def _raising(self, replies: AsyncIterator[Reply | ClientError], timeout: float | None) -> AsyncIterator[Reply]:

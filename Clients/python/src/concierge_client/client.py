@@ -75,13 +75,17 @@ class Client(ClientBase):
         *,
         request_id: str | None = None,
         timeout: float | None = None,
+        definition_version: int | None = None,
     ) -> Reply:
         """Sends ``intent`` (``{"type": ..., "parameters": {...}}``) for ``phase`` and returns its ending (a final or
         error reply); a progress reply goes to ``on_progress``. ``deadline``: seconds until the broker's progress
-        reply (None: the broker's default). With ``retry``, retryable endings are sent again (same key)."""
+        reply (None: the broker's default). With ``retry``, retryable endings are sent again (same key).
+        ``definition_version`` asks for that version of the intent's definition (PROTOCOL.md 5.18): every job runs on
+        a worker serving it or a compatible later one; None: the oldest version served."""
         trace = procedures.trace_context(traceparent, tracestate)
         proc = procedures.request(
-            self.make_request_id, intent, phase, deadline, request_id, idempotency_key, retry, trace
+            self.make_request_id, intent, phase, deadline, request_id, idempotency_key, retry, trace,
+            definition_version,
         )
         return self._run(proc, on_progress, _deadline(timeout))
 
@@ -96,13 +100,14 @@ class Client(ClientBase):
         *,
         request_id: str | None = None,
         timeout: float | None = None,
+        definition_version: int | None = None,
     ) -> Iterator[Reply]:
         """Sends one request and yields its replies as they come: at most one progress, then the final or error
         reply. Closing the iterator before the end cancels the request at the broker (CANCEL)."""
         rid = request_id or self.make_request_id()
         procedures.check_request_id(rid)
         trace = procedures.trace_context(traceparent, tracestate)
-        frames = procedures.request_frames(rid, intent, phase, deadline, idempotency_key, trace)
+        frames = procedures.request_frames(rid, intent, phase, deadline, idempotency_key, trace, definition_version)
         return self._stream(Attempt(rid, frames, str(intent.get("type")), False, 1), _deadline(timeout))
 
     def cancel(self, request_id: str, *, timeout: float | None = None) -> Reply:

@@ -79,6 +79,7 @@ def request_frames(
     deadline: float | None,
     key: str | None,
     trace: wire.TraceContext | None,
+    definition_version: int | None = None,
 ) -> list[bytes]:
     if phase not in wire.PHASES:
         raise ValueError(f"phase is one of {wire.PHASES}, not {phase!r}")
@@ -86,6 +87,12 @@ def request_frames(
     if not isinstance(intent_type, str):
         raise ValueError('an intent is {"type": ..., "parameters": {...}}')
     body = wire.encode_body({"intent": dict(intent)})
+    if definition_version is not None:
+        # PROTOCOL.md 5.18: F3 `Type@N` asks for version N of the definition; the body keeps the type itself.
+        if isinstance(definition_version, bool) or not isinstance(definition_version, int) \
+                or not 1 <= definition_version <= 2**31 - 1:
+            raise ValueError("definition_version is a whole number from 1")
+        intent_type = f"{intent_type}@{definition_version}"
     return wire.request(request_id, intent_type, phase, deadline, body, key, trace)
 
 
@@ -98,6 +105,7 @@ def request(
     idempotency_key: str | None,
     retry: RetryPolicy | None,
     trace: wire.TraceContext | None,
+    definition_version: int | None = None,
 ) -> Generator[Op, Outcome | None, Reply]:
     """A request's attempts: with a policy, retryable endings are sent again after the backoff, with the same key
     (generated if none was given) and body and a new request id."""
@@ -107,7 +115,7 @@ def request(
     while True:
         rid = request_id if attempt == 1 and request_id is not None else str(new_id())
         check_request_id(rid)
-        frames = request_frames(rid, intent, phase, deadline, key, trace)
+        frames = request_frames(rid, intent, phase, deadline, key, trace, definition_version)
         outcome = yield Attempt(rid, frames, str(intent.get("type")), False, attempt)
         assert outcome is not None
         code = _code(outcome, attempt)
