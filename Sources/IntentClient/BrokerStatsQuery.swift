@@ -46,6 +46,14 @@ public enum BrokerStatsQuery {
                     let message = try socket.receiveMultipart(dontWait: true)
                 else { continue }
                 guard let answer = BrokerMessageDecoder().statsAnswer(message) else {
+                    if let signature = message.first, signature.starts(with: Array("CIPC".utf8)) {
+                        // The broker's client endpoint answers in CIP/Client: the usual mix-up of the two ports.
+                        throw Failure(
+                            message:
+                                "\(endpoint) is a broker's client endpoint (it answered in CIP/Client); STATS, and with "
+                                + "it the served definitions, come from its worker endpoint: the broker's --backend "
+                                + "(the quick start's is tcp://127.0.0.1:5556)")
+                    }
                     let words = message.dropFirst().prefix(3).map { String(decoding: $0.prefix(80), as: UTF8.self) }
                     throw Failure(message: "\(endpoint) answered STATS with \(words)")
                 }

@@ -156,3 +156,49 @@ def test_send_checks_an_intent_against_the_served_definition_before_sending(spaw
         assert bad.stdout == ""
     unknown = send({"type": "Nobody", "parameters": {}})
     assert unknown.returncode == 1 and "serves Nobody" in unknown.stderr, unknown.stderr
+
+
+def test_send_check_given_the_client_endpoint_says_which_endpoint_it_needs(spawn):
+    """Issue 45: `send --check` reads definitions from the worker endpoint; given the client endpoint (the usual
+    mix-up), it says so and names the worker endpoint, rather than printing the frames it got back."""
+    broker = spawn.broker(heartbeat_ms=HB)
+    spawn.worker(broker, name="w-swift", heartbeat_ms=HB)
+    out = subprocess.run([str(cluster.binary()), "send", "--broker", broker.frontend, "--check", broker.frontend,
+                          json.dumps({"type": "Echo", "parameters": {"text": "hi"}})],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2, out.stderr
+    assert "client endpoint" in out.stderr and "--backend" in out.stderr and "nothing was sent" in out.stderr, \
+        out.stderr
+    assert "answered STATS with" not in out.stderr, out.stderr
+
+
+def test_send_check_uses_the_version_that_will_serve(spawn):
+    """5.18: with two versions served, `send --check` checks against the oldest (what a request naming no version
+    runs under) and says how to name a later one; with --definition-version, against that version."""
+    broker = spawn.broker(heartbeat_ms=HB)
+    spawn.worker(broker, name="w-v1", heartbeat_ms=HB)
+    upgraded = echo_definition()
+    upgraded["version"] = 2
+    upgraded["parameters"].append({"name": "loud", "type": "boolean", "list": False, "required": False,
+                                   "description": "Shout."})
+    sock, answer = register_raw(broker.backend, b"w-v2",
+                                [CIPW4, b"READY", b"1", b"w-v2", b"Echo", json.dumps(upgraded).encode()])
+    try:
+        assert answer == [CIPW4, b"HEARTBEAT"], answer
+        loud = json.dumps({"type": "Echo", "parameters": {"text": "hi", "loud": True}})
+        base = [str(cluster.binary()), "send", "--broker", broker.frontend, "--check", broker.backend, "--phase",
+                "resolve"]
+        oldest = subprocess.run(base + [loud], capture_output=True, text=True, timeout=60)
+        assert oldest.returncode == 1, oldest.stderr
+        assert "unknown-parameter" in oldest.stderr and "--definition-version" in oldest.stderr, oldest.stderr
+        missing = subprocess.run(base + ["--definition-version", "5", loud], capture_output=True, text=True,
+                                 timeout=60)
+        assert missing.returncode == 1 and "version 5" in missing.stderr and "served: 1, 2" in missing.stderr, \
+            missing.stderr
+        # Version 2 passes the check; the request then goes to its worker (the raw socket, which never answers and
+        # soon expires: the short timeout ends the wait).
+        named = subprocess.run(base + ["--definition-version", "2", "--deadline-ms", "200", "--timeout", "1", loud],
+                               capture_output=True, text=True, timeout=60)
+        assert "unknown-parameter" not in named.stderr and "does not match" not in named.stderr, named.stderr
+    finally:
+        sock.close()
