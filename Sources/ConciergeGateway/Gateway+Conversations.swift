@@ -118,6 +118,11 @@ extension Gateway {
         if let parameter = object["parameter"]?.stringValue {
             if let value = object["value"] { return .value(parameter: parameter, value) }
             if let option = object["option"]?.intValue { return .option(parameter: parameter, index: option) }
+            if let number = object["option"]?.doubleValue, number >= 0, number.rounded() == number {
+                // A whole number past Int's range is no option any disambiguation offers: the broker answers
+                // bad-option for it, as for any index out of range (not bad-answer).
+                return .option(parameter: parameter, index: Int.max)
+            }
             if let yes = object["confirm"]?.boolValue { return .confirmParameter(parameter: parameter, yes: yes) }
             throw bad
         }

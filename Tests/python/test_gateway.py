@@ -323,6 +323,13 @@ def test_conversation_through_http(http):
     assert conversation["state"] == "asking" and conversation["asking"][0]["parameter"] == "recipient"
     problem(http.post(f"/v1/conversations/{cid}/turns", json={"parameter": "recipient", "option": 7}), 422,
             "bad-option")
+    # However large (issue 45: 2^31 and 1e30 were bad-answer), a whole number from 0 is an option: bad-option.
+    for option in (2**31, 2**53, 2**63, 10**30, 1e30):
+        problem(http.post(f"/v1/conversations/{cid}/turns", json={"parameter": "recipient", "option": option}), 422,
+                "bad-option")
+    for option in (-1, 1.5):
+        problem(http.post(f"/v1/conversations/{cid}/turns", json={"parameter": "recipient", "option": option}), 400,
+                "bad-answer")
     answered = http.post(f"/v1/conversations/{cid}/turns", json={"parameter": "recipient", "option": 0})
     assert answered.status_code == 200, answered.text
     assert answered.json()["handle"]["code"] == "success"
