@@ -1,5 +1,6 @@
 import ArgumentParser
 public import IntentKit
+import IntentWorker
 
 #if canImport(Glibc)
     import Glibc
@@ -45,9 +46,25 @@ public enum WorkerMain {
                 try await options.run(provider: provider)
                 exit(0)
             } catch {
-                WorkerProcessOptions.exit(withError: error)
+                WorkerProcessOptions.exit(withError: refusalExit(error))
             }
         }
         while true { pause() }
+    }
+
+    /// The exit status of a worker its broker refused for good (`EX_CONFIG`): its definition differs from the one
+    /// served under the same version (`definition-refused`), or its identity may not serve its types
+    /// (`registration-forbidden`). `concierge pool` does not restart a worker that exits with it (PROTOCOL.md 5.16).
+    public static let refusedExitStatus: Int32 = 78
+
+    /// `error` as the worker process ends on it: a refusal for good is written to standard error once and becomes
+    /// ``refusedExitStatus``; any other error is left as it is (exit status 1).
+    public static func refusalExit(_ error: any Error) -> any Error {
+        guard let refusal = error as? WorkerError,
+            refusal.code == .definitionRefused || refusal.code == .registrationForbidden
+        else { return error }
+        let line = Array("concierge worker: \(refusal); not registering again (exit \(refusedExitStatus))\n".utf8)
+        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        return ExitCode(refusedExitStatus)
     }
 }

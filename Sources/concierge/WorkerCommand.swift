@@ -11,6 +11,10 @@ struct WorkerCommand: AsyncParsableCommand {
     @OptionGroup var options: WorkerProcessOptions
 
     func run() async throws {
-        try await options.run(provider: Examples.provider)
+        do {
+            try await options.run(provider: Examples.provider)
+        } catch {
+            throw WorkerMain.refusalExit(error)
+        }
     }
 }

@@ -201,7 +201,8 @@ extension EndToEnd {
             // A real worker process with the narrow key serves every example type: refused, it stops and says why.
             try cluster.startWorker("narrow", keys.peerArguments("workers/narrow") + ["--broker", backend])
             let status = await cluster.waitForExit("narrow")
-            #expect(status != nil && status != 0)
+            // 78 (EX_CONFIG): refused for good, so that a pool does not restart it (PROTOCOL.md 5.16).
+            #expect(status == 78)
             #expect(cluster.log("narrow").contains("registration-forbidden"), "\(cluster.log("narrow"))")
             let statistics = try await broker.stop()
             #expect(statistics.forbiddenRegistrations == 2)

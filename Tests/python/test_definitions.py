@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
+import time
 
 import zmq
 
@@ -201,4 +203,46 @@ def test_send_check_uses_the_version_that_will_serve(spawn):
                                capture_output=True, text=True, timeout=60)
         assert "unknown-parameter" not in named.stderr and "does not match" not in named.stderr, named.stderr
     finally:
+        sock.close()
+
+
+def test_a_refused_worker_exits_78_and_its_pool_shows_it_without_restarting_it(spawn, run_dir):
+    """5.16, issue 45: the reference worker refused `definition-mismatch` exits 78 (EX_CONFIG) after one clear
+    error; `concierge pool` does not restart it (no crash loop), lists it under `refused`, and `concierge intents`
+    names it."""
+    broker = spawn.broker(heartbeat_ms=HB)
+    changed = echo_definition()
+    changed["description"] = "Another Echo under the same version."
+    sock, answer = register_raw(broker.backend, b"w-other",
+                                [CIPW4, b"READY", b"1", b"w-other", b"Echo", json.dumps(changed).encode()])
+    heartbeat = threading.Event()
+
+    def keep_alive() -> None:  # the raw worker stays registered while the others are refused
+        while not heartbeat.wait(HB / 1000 / 2):
+            sock.send_multipart([CIPW4, b"HEARTBEAT"])
+
+    threading.Thread(target=keep_alive, daemon=True).start()
+    try:
+        assert answer == [CIPW4, b"HEARTBEAT"], answer
+        worker = cluster.start_worker(broker, run_dir, "w-refused", heartbeat_ms=HB)
+        spawn.procs.append(worker)
+        assert worker.popen.wait(timeout=30) == 78, worker.tail()
+        log = worker.tail()
+        assert log.count("definition-refused") == 1 and "exit 78" in log, log
+        pool = cluster.start_pool(broker, run_dir, "refpool", workers=1, heartbeat_ms=HB)
+        spawn.procs.append(pool)
+        end = time.monotonic() + 30
+        status: dict = {}
+        while time.monotonic() < end:
+            status = json.loads(cluster.pool_status(run_dir, "refpool"))
+            if status.get("refused"):
+                break
+            time.sleep(0.1)
+        assert list(status.get("refused", {}).keys()) == ["0"], status
+        listing = subprocess.run([str(cluster.binary()), "intents", "--broker", broker.backend],
+                                 capture_output=True, text=True, timeout=30).stdout
+        assert "refused workers" in listing and "definition-mismatch" in listing, listing
+        assert pool.alive() and status.get("restarts", 0) == 0, status
+    finally:
+        heartbeat.set()
         sock.close()
