@@ -145,10 +145,13 @@ def test_progress_then_final(api, main_cluster):
     assert [r.status for r in fast] == ["final"]  # DeadlineAndFailureTests.fastRequestsGetOnlyAFinalReply
 
 
-def test_many_callers_share_one_client(api, main_cluster):
+def test_many_callers_share_one_client(api, spawn):
     """Client is thread-safe and AsyncClient takes concurrent tasks: 120 requests at once on one connection, each
-    gets its own ending."""
-    c = api.client(main_cluster.frontend)
+    gets its own ending. Their queue stands on purpose (120 at once, 32 slots): a broker of its own with the
+    standing-queue limit off, so that a busy machine gets none of them refused `busy` (issue 45)."""
+    broker = spawn.broker(standing_queue_wait_ms=0)
+    spawn.pool(broker, workers=2)
+    c = api.client(broker.frontend)
     calls = [api.submit(c, "request", echo(f"n{i}"), "handle", deadline=10) for i in range(120)]
     replies = [call.result(WAIT) for call in calls]
     assert all(r.status == "final" for r in replies), [r.body for r in replies if r.status != "final"][:3]
