@@ -6,7 +6,9 @@
 #   Deploy/container/build-image.sh BINARY [IMAGE]      # IMAGE defaults to localhost/concierge:latest
 #
 # BINARY is the `concierge` executable. Production uses the release binary with the Swift runtime linked in:
-#   Scripts/build-release --product concierge
+#   Scripts/build-release --product concierge                 # the default build: no OTLP, HTTPS or PostgreSQL
+#   Scripts/build-release --traits Full --product concierge   # with Tracing, TLS and the PostgreSQL journal
+# (README, "Build options"); the image's label io.concierge.traits names the traits of the binary it holds.
 #   Deploy/container/build-image.sh .build/release/concierge
 # A dynamically linked (debug) binary works too: the Swift runtime libraries it loads (found with ldd, outside the
 # system's library directories, e.g. under /opt/swift) are copied into the image. A `concierge-worker` beside BINARY
@@ -131,6 +133,11 @@ if [ "$swift_libs" -gt 0 ]; then
 fi
 
 # 3. The image.
-"${podman[@]}" build --quiet --pull=never --build-arg "BASE=$base" --tag "$image" "$work/context" >/dev/null
+# The binary's package traits (README "Build options"), as a label: `concierge version --json` of a build without
+# the command (older than issue 45) leaves it `unknown`.
+traits=$("$binary" version --json 2>/dev/null | python3 -c 'import json, sys
+print(",".join(sorted(k for k, v in json.load(sys.stdin)["traits"].items() if v)) or "none")' 2>/dev/null || echo unknown)
+"${podman[@]}" build --quiet --pull=never --build-arg "BASE=$base" --build-arg "TRAITS=$traits" --tag "$image" \
+  "$work/context" >/dev/null
 size=$("${podman[@]}" image inspect --format '{{.Size}}' "$image")
 echo "build-image: built $image ($((size / 1000000)) MB)" >&2

@@ -172,6 +172,10 @@ def test_image_runs_concierge_as_an_unprivileged_user(image, capsys):
     assert config["Entrypoint"] == ["concierge"]
     assert config["User"] == "10001:10001"
     assert {"5555/tcp", "5556/tcp"} <= set(config.get("ExposedPorts", {}))
+    # The label names the package traits of the binary inside (README "Build options"), as the binary reports them.
+    built = json.loads(subprocess.run([str(cluster.binary()), "version", "--json"], capture_output=True, text=True,
+                                      timeout=60, check=True).stdout)["traits"]
+    assert config["Labels"]["io.concierge.traits"] == (",".join(sorted(k for k, v in built.items() if v)) or "none")
     # The entry point runs (every library it loads is in the image), as that user.
     out = image.podman("run", "--rm", *ulimit_flags(), IMAGE, "--help")
     assert "concierge <subcommand>" in out.stdout
