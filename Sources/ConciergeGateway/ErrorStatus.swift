@@ -12,7 +12,7 @@ public enum ErrorStatus {
     /// Every code and its status.
     public static let table: [String: Int] = [
         // Unreadable input (the gateway checks most of these before the broker sees them).
-        "bad-json": 400, "bad-interaction": 422, "bad-phase": 400, "bad-deadline": 400,
+        "bad-json": 400, "bad-interaction": 422, "bad-phase": 400, "bad-deadline": 400, "bad-definition-version": 400,
         "bad-idempotency-key": 400, "bad-request-id": 400, "bad-conversation-id": 400, "bad-wait": 400,
         "bad-body": 400, "bad-answer": 400, "bad-flags": 400, "bad-trace-context": 400,
         "unsupported-media-type": 415, "not-acceptable": 406, "body-too-large": 413, "too-large": 413,

@@ -15,6 +15,7 @@ extension Gateway {
         }
         let phase = try RequestInput.phase(request)
         let deadline = try RequestInput.deadline(request)
+        let definitionVersion = try RequestInput.definitionVersion(request)
         let key = try RequestInput.idempotencyKey(request)
         let trace = TraceContext.incoming(request.headers)
         let (interaction, intentType) = try RequestInput.interaction(
@@ -24,7 +25,9 @@ extension Gateway {
         let tracked = TrackedRequest(id: id, identity: identity)
         table.add(tracked)
         let (stream, span) = GatewayTrace.send(
-            client: client, intentType: intentType, phase: phase, body: interaction.serialized(), deadline: deadline,
+            client: client,
+            intentType: ConciergeClient.wireIntentType(intentType, definitionVersion: definitionVersion), phase: phase,
+            body: interaction.serialized(), deadline: deadline,
             requestID: id, idempotencyKey: key.map { Self.brokerKey($0, of: identity, scoped: clients.requiresToken) },
             trace: trace, tracing: configuration.tracing)
         let table = self.table

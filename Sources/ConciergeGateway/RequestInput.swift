@@ -87,6 +87,18 @@ enum RequestInput {
         return phase
     }
 
+    /// The definition version asked for (`?definition_version=`, PROTOCOL.md 5.18): a whole number from 1; nil when
+    /// not given (the broker pins the oldest version served).
+    static func definitionVersion(_ request: Request) throws(GatewayProblem) -> Int? {
+        guard let text = request.uri.queryParameters["definition_version"].map(String.init) else { return nil }
+        guard let version = Int(text), (1...Int(Int32.max)).contains(version) else {
+            throw GatewayProblem(
+                code: "bad-definition-version",
+                detail: "definition_version must be a whole number from 1, not \"\(text.prefix(64))\"")
+        }
+        return version
+    }
+
     /// The first-reply deadline: `Concierge-Deadline` (it wins) or `?deadline_ms=`, 10 to 60000 ms; nil: the
     /// broker's.
     static func deadline(_ request: Request) throws(GatewayProblem) -> Duration? {

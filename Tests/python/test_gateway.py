@@ -313,6 +313,18 @@ def test_tls_with_a_self_signed_certificate(run_dir, spawn, gw, tmp_path):
         httpx.get(gateway.url.replace("https:", "http:") + "/livez", timeout=5)
 
 
+def test_a_request_may_name_its_definition_version(http):
+    """PROTOCOL.md 5.18 through HTTP: `?definition_version=N` runs the request under version N (the example workers
+    serve version 1 of Echo); a version no worker serves is 404 `unknown-intent`, a malformed one 400."""
+    r = http.post("/v1/requests", params={"definition_version": 1}, json=echo("v1"))
+    assert r.status_code == 200 and r.json()["handle"]["data"]["text"] == "v1", r.text
+    body = problem(http.post("/v1/requests", params={"definition_version": 7}, json=echo("v7")), 404, "unknown-intent")
+    assert "version 7" in body["detail"] and "served: 1" in body["detail"], body
+    for bad in ("0", "x", "-1", "2147483648"):
+        problem(http.post("/v1/requests", params={"definition_version": bad}, json=echo("bad")), 400,
+                "bad-definition-version")
+
+
 def test_conversation_through_http(http):
     started = http.post("/v1/conversations", params={"record": "false"}, json={"intent": {
         "type": "SendMessage", "parameters": {"recipient": {"displayName": "John"}, "content": "Hi"}}})
