@@ -21,6 +21,9 @@ let package = Package(
         .library(name: "IntentKit", targets: ["IntentKit"]),
         .library(name: "IntentTesting", targets: ["IntentTesting"]),
         .library(name: "IntentWorker", targets: ["IntentWorker"]),
+        // `Worker` and `ParentWatch` as ServiceLifecycle `Service`s, for a program that runs workers in its own
+        // ServiceGroup; a worker package built on WorkerMain does not need it.
+        .library(name: "IntentWorkerLifecycle", targets: ["IntentWorkerLifecycle"]),
         // A worker executable's whole entry point: `WorkerMain.run(provider)` (Docs/WRITING-HANDLERS.md).
         .library(name: "ConciergeCommandLine", targets: ["ConciergeCommandLine"]),
         .library(name: "IntentPool", targets: ["IntentPool"]),
@@ -49,7 +52,9 @@ let package = Package(
             name: "PostgreSQL",
             description: "The PostgreSQL journal (--journal postgres://..., --standby) with postgres-nio. Without it "
                 + "the SQLite journal works and a postgres:// journal is refused (journal-not-built)."),
-        .trait(name: "Full", description: "Everything: Tracing, TLS and PostgreSQL.", enabledTraits: ["Tracing", "TLS", "PostgreSQL"]),
+        .trait(
+            name: "Full", description: "Everything: Tracing, TLS and PostgreSQL.",
+            enabledTraits: ["Tracing", "TLS", "PostgreSQL"]),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -127,14 +132,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The worker runtime, on the path of every worker package: no ServiceLifecycle (and so no
+        // swift-async-algorithms or swift-collections) here, IntentWorkerLifecycle has the Service conformances.
         .target(
             name: "IntentWorker",
             dependencies: [
                 "ZeroMQ", "IntentWire", "IntentKit", "ConciergeJSON",
-                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "IntentWorkerLifecycle",
+            dependencies: [
+                "IntentWorker", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -186,9 +198,14 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceContextModule", package: "swift-service-context"),
                 .product(name: "OTel", package: "swift-otel", condition: .when(traits: ["Tracing"])),
-                .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // With the Tracing trait only, which Swift OTel needs anyway: the exporter's service, and W3C trace
+                // context (which brings swift-collections' OrderedCollections). Without them a worker package's
+                // build (WorkerMain) has neither.
+                .product(
+                    name: "W3CTraceContext", package: "swift-w3c-trace-context", condition: .when(traits: ["Tracing"])),
+                .product(
+                    name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Tracing"])),
             ],
             swiftSettings: swiftSettings
         ),
@@ -218,7 +235,8 @@ let package = Package(
                 "IntentWorker", "IntentKit", "IntentWire", "ZeroMQ", "ConciergeJSON", "ConciergeTracing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // UnixSignals only: the worker waits for SIGTERM/SIGINT itself (no ServiceGroup), so a worker
+                // package does not build ServiceLifecycle, swift-async-algorithms and swift-collections.
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -384,7 +402,9 @@ let package = Package(
         .testTarget(
             name: "IntentWorkerTests",
             dependencies: [
-                "IntentWorker", "IntentKit", "IntentWire", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+                "IntentWorker", "IntentWorkerLifecycle", "IntentKit", "IntentWire", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

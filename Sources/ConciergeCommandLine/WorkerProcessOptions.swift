@@ -3,7 +3,6 @@ import ConciergeTracing
 public import IntentKit
 import IntentWorker
 import Logging
-import ServiceLifecycle
 import UnixSignals
 
 #if canImport(Glibc)
@@ -64,8 +63,9 @@ public struct WorkerProcessOptions: ParsableArguments, Sendable {
     /// `--curve-secret-key`, else `$CONCIERGE_CURVE_SECRET_KEY`.
     public var curveSecretKey: String? { curve.curveSecretKey ?? Self.environment(Environment.curveSecretKey) }
 
-    /// Bootstraps logging (and tracing, with `--tracing`), then runs one worker serving `provider` (with a
-    /// `ParentWatch` when a pool started this process) until SIGTERM or SIGINT.
+    /// Bootstraps logging (and tracing, with `--tracing`), then runs one worker serving `provider` until SIGTERM or
+    /// SIGINT, or until the pool that started this process is gone (``ParentWatch``); either drains the worker, and
+    /// this returns once it has drained (with `--tracing`, once the span exporter has sent the last spans too).
     public func run(provider: HandlerProvider) async throws {
         _ = logging.bootstrap()
         let logger = Logger(label: "concierge.worker")
@@ -84,18 +84,39 @@ public struct WorkerProcessOptions: ParsableArguments, Sendable {
         var watched: [String: String] = [:]
         watched["CONCIERGE_POOL_PID"] = Self.environment("CONCIERGE_POOL_PID")
         let watch = ParentWatch(environment: watched, logger: logger)
-        // The exporter first: services stop in reverse order, so it flushes the worker's last spans.
-        let group = ServiceGroup(
-            configuration: .init(
-                services: (tracing.map { [.init(service: $0)] } ?? []) + [
-                    .init(service: service),
-                    .init(service: watch, successTerminationBehavior: .gracefullyShutdownGroup),
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
-            )
-        )
-        try await group.run()
+        // The signals are trapped before the worker starts and stay trapped until it has drained: a second SIGTERM
+        // or SIGINT while it drains changes nothing.
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        defer { withExtendedLifetime(signals) {} }
+        // The exporter runs around the worker, so it sends the worker's last spans after the drain.
+        if let tracing {
+            try await tracing.exporting { try await Self.serve(service, watch: watch, signals: signals) }
+        } else {
+            try await Self.serve(service, watch: watch, signals: signals)
+        }
+    }
+
+    /// Runs `worker` until it has drained, asking it to drain at the first of `signals` or once `watch` finds the pool
+    /// gone.
+    static func serve(_ worker: Worker, watch: ParentWatch, signals: UnixSignalsSequence) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // Whichever comes first; the other is cancelled (the watch stops looking once the worker drains).
+                let shutdown = await withTaskGroup(of: Bool.self) { first in
+                    first.addTask {
+                        for await _ in signals { return true }
+                        return false
+                    }
+                    first.addTask { await watch.waitUntilPoolGone() }
+                    let shutdown = await first.next() ?? false
+                    first.cancelAll()
+                    return shutdown
+                }
+                if shutdown { worker.stop() }
+            }
+            defer { group.cancelAll() }
+            try await worker.run()
+        }
     }
 
     /// A non-empty environment variable.

@@ -1,5 +1,4 @@
 public import Logging
-public import ServiceLifecycle
 import Tracing
 
 #if Tracing
@@ -7,11 +6,11 @@ import Tracing
 #endif
 
 /// Bootstraps tracing for a process (Docs/TRACING.md): with ``TracingConfiguration/enabled``, Swift OTel's tracer
-/// (OTLP/HTTP with protobuf, W3C propagation) becomes `InstrumentationSystem`'s tracer, and the service that batches
-/// and exports its spans is returned, to run in the process's `ServiceGroup` (spans still batched are exported when
-/// the group shuts down). The standard `OTEL_*` environment variables configure it (`OTEL_EXPORTER_OTLP_ENDPOINT`,
-/// `OTEL_SERVICE_NAME`, `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_TRACES_SAMPLER`, ...). Only traces: metrics and logs keep
-/// their own exporters.
+/// (OTLP/HTTP with protobuf, W3C propagation) becomes `InstrumentationSystem`'s tracer, and the ``TracingExporter``
+/// that batches and exports its spans is returned, to run first in the process's `ServiceGroup` or around its work
+/// (spans still batched are exported when it stops). The standard `OTEL_*` environment variables configure it
+/// (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`, `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_TRACES_SAMPLER`, ...). Only
+/// traces: metrics and logs keep their own exporters.
 ///
 /// Without tracing nothing is bootstrapped (the no-op tracer stays: spans cost a nil check) and nil is returned.
 /// Bootstrapping twice in one process is a programming error (swift-distributed-tracing traps).
@@ -23,10 +22,10 @@ public enum TracingBootstrap {
         public static let isBuilt = false
     #endif
 
-    /// Bootstraps tracing as `configuration` says; returns the exporter's service, or nil when tracing is off.
+    /// Bootstraps tracing as `configuration` says; returns the exporter, or nil when tracing is off.
     /// - Throws: ``TracingNotBuilt`` when tracing is asked for in a build without the `Tracing` trait; Swift OTel's
     ///   configuration errors (e.g. an unsupported `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`).
-    public static func bootstrap(_ configuration: TracingConfiguration, logger: Logger) throws -> (any Service)? {
+    public static func bootstrap(_ configuration: TracingConfiguration, logger: Logger) throws -> TracingExporter? {
         guard configuration.enabled else { return nil }
         #if Tracing
             return try bootstrapOTel(configuration, logger: logger)
@@ -36,7 +35,9 @@ public enum TracingBootstrap {
     }
 
     #if Tracing
-        private static func bootstrapOTel(_ configuration: TracingConfiguration, logger: Logger) throws -> any Service {
+        private static func bootstrapOTel(
+            _ configuration: TracingConfiguration, logger: Logger
+        ) throws -> TracingExporter {
             var otel = OTel.Configuration.default
             otel.serviceName = configuration.serviceName
             otel.logs.enabled = false
@@ -49,7 +50,7 @@ public enum TracingBootstrap {
             logger.info(
                 "tracing: spans exported over OTLP/HTTP",
                 metadata: ["service": "\(configuration.serviceName)"])
-            return backend.service
+            return TracingExporter(service: backend.service, logger: logger)
         }
     #endif
 }

@@ -1,4 +1,3 @@
-import DequeModule
 import Synchronization
 import ZeroMQ
 
@@ -12,7 +11,8 @@ import ZeroMQ
 /// thread, as in a C worker. Jobs that suspend (a handler awaiting I/O or a sleep) are resumed through this
 /// executor too; a resumption from another thread wakes the loop through its ``EventFD``.
 final class WorkerThreadExecutor: TaskExecutor, @unchecked Sendable {
-    private let queue = Mutex<Deque<UnownedJob>>([])
+    /// The jobs waiting to run, oldest first.
+    private let queue = Mutex(FIFOQueue<UnownedJob>())
     private let wake: EventFD
     private let owner = Atomic<UInt>(0)
 
