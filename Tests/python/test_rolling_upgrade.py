@@ -36,12 +36,13 @@ WORKER = Path(__file__).with_name("rolling_worker.py")
 WAIT = 90.0
 
 
-def start_pool(spawn, broker, run_dir: Path, name: str, workers: int, version_file: Path, log: Path) -> cluster.Proc:
+def start_pool(spawn, broker, run_dir: Path, name: str, workers: int, version_file: Path, log: Path,
+               worker: Path = WORKER) -> cluster.Proc:
     """`concierge pool --executable python3 -- rolling_worker.py ...`: the pool's workers are Python processes."""
     pool = cluster.Proc(name, [
         str(cluster.binary()), "pool", "--broker", broker.backend, "--workers", str(workers), "--name-prefix", name,
         "--control", f"ipc://{run_dir}/{name}.ctl", "--heartbeat-ms", str(HB), "--log-level", "info",
-        "--executable", sys.executable, "--", str(WORKER), "--broker", broker.backend,
+        "--executable", sys.executable, "--", str(worker), "--broker", broker.backend,
         "--version-file", str(version_file), "--log", str(log), "--heartbeat-ms", str(HB)], run_dir)
     spawn.procs.append(pool)
     return pool
@@ -203,12 +204,7 @@ def test_a_breaking_change_is_served_side_by_side_and_a_refused_worker_stops_onc
     assert source != WORKER.read_text()
     breaking.write_text(source)
     new_file.write_text("3")
-    pool = cluster.Proc("brk", [
-        str(cluster.binary()), "pool", "--broker", broker.backend, "--workers", "1", "--name-prefix", "brk",
-        "--control", f"ipc://{run_dir}/brk.ctl", "--heartbeat-ms", str(HB), "--log-level", "info",
-        "--executable", sys.executable, "--", str(breaking), "--broker", broker.backend,
-        "--version-file", str(new_file), "--log", str(log), "--heartbeat-ms", str(HB)], run_dir)
-    spawn.procs.append(pool)
+    start_pool(spawn, broker, run_dir, "brk", 1, new_file, log, worker=breaking)
     wait_until("both versions served", lambda: served(broker) == {1: ["old-0"], 3: ["brk-0"]})
     listing = subprocess.run([str(cluster.binary()), "intents", "--broker", broker.backend],
                              capture_output=True, text=True, timeout=30).stdout
@@ -229,12 +225,7 @@ def test_a_breaking_change_is_served_side_by_side_and_a_refused_worker_stops_onc
     wrong.write_text(WORKER.read_text().replace('"What to say."', '"Changed without a new version."'))
     wrong_file = tmp_path / "wrong"
     wrong_file.write_text("1")
-    refused_pool = cluster.Proc("bad", [
-        str(cluster.binary()), "pool", "--broker", broker.backend, "--workers", "1", "--name-prefix", "bad",
-        "--control", f"ipc://{run_dir}/bad.ctl", "--heartbeat-ms", str(HB), "--log-level", "info",
-        "--executable", sys.executable, "--", str(wrong), "--broker", broker.backend,
-        "--version-file", str(wrong_file), "--log", str(log), "--heartbeat-ms", str(HB)], run_dir)
-    spawn.procs.append(refused_pool)
+    refused_pool = start_pool(spawn, broker, run_dir, "bad", 1, wrong_file, log, worker=wrong)
     wait_until("the pool shows its refused worker", lambda: pool_status(run_dir, "bad").get("refused") == {"0": "bad-0"})
     listing = subprocess.run([str(cluster.binary()), "intents", "--broker", broker.backend],
                              capture_output=True, text=True, timeout=30).stdout
