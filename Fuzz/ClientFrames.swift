@@ -53,7 +53,8 @@ func checkDecoded(
             invariant(request.idempotencyKey == nil, "a key in version 01")
         }
         invariant(request.requestID == frames[2] && (1...255).contains(request.requestID.count), "request id")
-        invariant(request.intentType == frames[3] && (1...255).contains(request.intentType.count), "intent type")
+        // F3 is the type, or `Type@N` naming a definition version (section 5.18).
+        invariant(request.intentTypeFrame == frames[3] && (1...255).contains(request.intentType.count), "intent type")
         invariant(FuzzInput.isUTF8(request.intentType), "intent type is not UTF-8")
         invariant(FuzzInput.ascii(request.phase.description) == frames[4], "phase")
         if let deadline = request.deadlineMilliseconds {
@@ -66,7 +67,7 @@ func checkDecoded(
         // Written out anew (canonical deadline, no leading zeros), it decodes the same.
         let again: [[UInt8]] =
             [
-                frames[0], FuzzInput.ascii("REQUEST"), request.requestID, request.intentType,
+                frames[0], FuzzInput.ascii("REQUEST"), request.requestID, request.intentTypeFrame,
                 FuzzInput.ascii(request.phase.description),
                 request.deadlineMilliseconds.map { FuzzInput.ascii(String($0)) } ?? [], frames[6],
             ] + (v2 ? [request.idempotencyKey ?? []] : []) + (v4 ? [frames[8], frames[9]] : [])

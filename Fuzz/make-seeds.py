@@ -111,6 +111,8 @@ client = {
     "request-v4-state-alone": ["CIPC04", "REQUEST", "t-4", "Echo", "handle", "", echo, "", "", "a=b"],
     "request-v4-later-version": ["CIPC04", "REQUEST", "t-5", "Echo", "handle", "", echo, "", "cc" + TP[2:] + "-x", ""],
     "turn-v4-traced": ["CIPC04", "TURN", "t-6", "c-1", "1", "", sm1, "record", TP, ""],
+    "request-definition-version": [C, "REQUEST", "v-1", "Echo@2", "lifecycle", "", echo],  # 5.18: F3 Type@N
+    "request-not-a-version": [C, "REQUEST", "v-2", "Echo@02", "lifecycle", "", echo],
 }
 for name, frames in client.items():
     write("ClientFrames", name, message(0, frames))

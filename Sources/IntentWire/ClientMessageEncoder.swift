@@ -47,7 +47,7 @@ public enum ClientMessageEncoder {
         into sink: inout Sink, _ request: ClientRequest, body: WirePayload<Sink.Body>
     ) throws(Sink.Failure) -> Bool {
         try self.request(
-            into: &sink, version: request.version, requestID: request.requestID, intentType: request.intentType,
+            into: &sink, version: request.version, requestID: request.requestID, intentType: request.intentTypeFrame,
             phase: request.phase, deadlineMilliseconds: request.deadlineMilliseconds, body: body,
             idempotencyKey: request.idempotencyKey, traceContext: request.traceContext)
     }

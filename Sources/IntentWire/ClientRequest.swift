@@ -46,6 +46,12 @@ public struct ClientRequest: Sendable, Hashable {
     /// The intent type as a string (it is valid UTF-8).
     public var intentTypeName: String { String(decoding: intentType, as: UTF8.self) }
 
+    /// F3 as it was sent: the intent type, then `@N` when the request named definition version N (section 5.18).
+    public var intentTypeFrame: [UInt8] {
+        guard let definitionVersion else { return intentType }
+        return intentType + Array("@\(definitionVersion)".utf8)
+    }
+
     /// Splits an F3 of the form `Type@N` (section 5.18) into the type and the version N (1 to 2^31-1, digits without
     /// a leading zero); any other F3 is the type itself, with no version.
     public static func splitVersion(_ frame: some Collection<UInt8>) -> (type: [UInt8], version: Int?) {
