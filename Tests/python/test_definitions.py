@@ -48,6 +48,16 @@ def stats(broker) -> dict:
     return body
 
 
+def register_echo_version_2(broker) -> tuple[zmq.Socket, list]:
+    """A raw worker `w-v2` announcing Echo version 2: version 1 plus an optional `loud` (a compatible change)."""
+    upgraded = echo_definition()
+    upgraded["version"] = 2
+    upgraded["parameters"].append({"name": "loud", "type": "boolean", "list": False, "required": False,
+                                   "description": "Shout."})
+    return register_raw(broker.backend, b"w-v2",
+                        [CIPW4, b"READY", b"1", b"w-v2", b"Echo", json.dumps(upgraded).encode()])
+
+
 def served(body: dict, intent_type: str) -> list[dict]:
     return next(t for t in body["intent_types"] if t["name"] == intent_type)["definitions"]
 
@@ -102,12 +112,7 @@ def test_a_rolling_upgrade_serves_both_versions_without_a_flag(spawn):
     """5.18: another version is served side by side on a broker started with no flag at all."""
     broker = spawn.broker(heartbeat_ms=HB)
     spawn.worker(broker, name="w-v1", heartbeat_ms=HB)
-    upgraded = echo_definition()
-    upgraded["version"] = 2
-    upgraded["parameters"].append({"name": "loud", "type": "boolean", "list": False, "required": False,
-                                   "description": "Shout."})
-    sock, answer = register_raw(broker.backend, b"w-v2",
-                                [CIPW4, b"READY", b"1", b"w-v2", b"Echo", json.dumps(upgraded).encode()])
+    sock, answer = register_echo_version_2(broker)
     try:
         assert answer == [CIPW4, b"HEARTBEAT"], answer
         versions = {d["version"]: d["workers"] for d in served(stats(broker), "Echo")}
@@ -179,12 +184,7 @@ def test_send_check_uses_the_version_that_will_serve(spawn):
     runs under) and says how to name a later one; with --definition-version, against that version."""
     broker = spawn.broker(heartbeat_ms=HB)
     spawn.worker(broker, name="w-v1", heartbeat_ms=HB)
-    upgraded = echo_definition()
-    upgraded["version"] = 2
-    upgraded["parameters"].append({"name": "loud", "type": "boolean", "list": False, "required": False,
-                                   "description": "Shout."})
-    sock, answer = register_raw(broker.backend, b"w-v2",
-                                [CIPW4, b"READY", b"1", b"w-v2", b"Echo", json.dumps(upgraded).encode()])
+    sock, answer = register_echo_version_2(broker)
     try:
         assert answer == [CIPW4, b"HEARTBEAT"], answer
         loud = json.dumps({"type": "Echo", "parameters": {"text": "hi", "loud": True}})
