@@ -10,37 +10,42 @@ import Tracing
 extension Gateway {
     func submit(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let (identity, client) = try authenticate(request)
-        guard !draining.load(ordering: .relaxed) else {
-            throw GatewayProblem(code: "shutting-down", detail: "the gateway is shutting down")
-        }
+        guard !draining.load(ordering: .relaxed) else { throw Self.shuttingDown }
         let phase = try RequestInput.phase(request)
         let deadline = try RequestInput.deadline(request)
         let definitionVersion = try RequestInput.definitionVersion(request)
         let key = try RequestInput.idempotencyKey(request)
         let trace = TraceContext.incoming(request.headers)
-        let (interaction, intentType) = try RequestInput.interaction(
-            try await RequestInput.json(request, limit: configuration.maxBodyBytes))
+        let (body, json) = try await RequestInput.jsonBody(request, limit: configuration.maxBodyBytes)
+        let intentType = try RequestInput.interaction(json).intentType
         try checkPermission(identity, intentType: intentType, phase: phase)
         let id = makeRequestID()
-        let tracked = TrackedRequest(id: id, identity: identity)
-        table.add(tracked)
-        let (stream, span) = GatewayTrace.send(
-            client: client,
-            intentType: ConciergeClient.wireIntentType(intentType, definitionVersion: definitionVersion), phase: phase,
-            body: interaction.serialized(), deadline: deadline,
-            requestID: id, idempotencyKey: key.map { Self.brokerKey($0, of: identity, scoped: clients.requiresToken) },
-            trace: trace, tracing: configuration.tracing)
+        let wireType = ConciergeClient.wireIntentType(intentType, definitionVersion: definitionVersion)
+        let (outgoing, span) = GatewayTrace.start(
+            requestID: id, intentType: wireType, phase: phase, trace: trace, tracing: configuration.tracing)
         let table = self.table
-        // Not a child of this route: the request goes on when the caller goes away.
-        Task {
-            await Self.follow(stream, into: tracked, span: span)
+        let tracked = TrackedRequest(id: id, identity: identity) { tracked in
             table.ended(tracked)
+            GatewayTrace.end(span, outcome: tracked.snapshot.outcome)
         }
+        table.add(tracked)
+        // The body goes to the broker as the caller sent it (it parsed, and it is an Interaction). The replies go
+        // straight into `tracked`, on the client's thread: the request goes on when the caller goes away.
+        let sent = client.send(
+            intentType: wireType, phase: phase, body: body, deadline: deadline, requestID: id,
+            idempotencyKey: key.map { Self.brokerKey($0, of: identity, scoped: clients.requiresToken) },
+            traceContext: outgoing, handler: { tracked.receive($0) })
+        tracked.attach(sent)
+        sweeper.watch(tracked, wait: deadline ?? configuration.defaultDeadline) { client.isConnected }
         // The head waits for the first reply (at most the deadline), so that it can say whether it is a replay.
         let first = await tracked.wait(after: 0, timeout: nil)
         if RequestInput.wantsEventStream(request) { return eventStream(tracked, first: first) }
         return respond(first, id: id)
     }
+
+    /// New work while draining: 503 `shutting-down` (the answer carries `Connection: close`, ProblemMiddleware).
+    static let shuttingDown = GatewayProblem(
+        code: "shutting-down", detail: "the gateway is shutting down; send it to another gateway", retryAfterSeconds: 1)
 
     func poll(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let (identity, client) = try authenticate(request)
@@ -56,12 +61,7 @@ extension Gateway {
             return respond(snapshot, id: id)
         }
         // Not sent through this gateway process (or forgotten): the broker knows it if this identity sent it.
-        let reply: Reply
-        do {
-            reply = try await client.status(of: id)
-        } catch let error as ClientError {
-            throw Self.problem(error, requestID: id)
-        }
+        let reply = try await brokerCall(requestID: id) { try await client.status(of: id) }
         if RequestInput.wantsEventStream(request) && reply.isFinal == false {
             throw GatewayProblem(
                 code: "unknown-request", detail: "request \(id) was not sent through this gateway process",
@@ -73,11 +73,7 @@ extension Gateway {
     func cancel(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let (_, client) = try authenticate(request)
         let id = try RequestInput.pathID(context, code: "bad-request-id")
-        do {
-            return respond(try await client.cancel(requestID: id), id: id)
-        } catch let error as ClientError {
-            throw Self.problem(error, requestID: id)
-        }
+        return respond(try await brokerCall(requestID: id) { try await client.cancel(requestID: id) }, id: id)
     }
 
     // MARK: Answers
@@ -177,6 +173,34 @@ extension Gateway {
     }
 
     // MARK: Helpers
+
+    /// A question to the broker (STATUS, CANCEL, a conversation's read or END), its wait bounded by the default
+    /// deadline: 503 `unavailable` (`Retry-After`) when no broker answers by then; the client's errors as problems.
+    func brokerCall<T: Sendable>(
+        requestID: String?, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let outcome = await Self.within(configuration.defaultDeadline) { () async -> Result<T, any Error> in
+            do {
+                return .success(try await operation())
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch outcome {
+        case nil:
+            throw GatewayProblem(
+                code: "unavailable",
+                detail:
+                    "no broker answered within \(configuration.defaultDeadline); ask again when /readyz answers 200",
+                requestID: requestID, retryAfterSeconds: 1)
+        case .success(let value)?:
+            return value
+        case .failure(let error as ClientError)?:
+            throw Self.problem(error, requestID: requestID)
+        case .failure(let error)?:
+            throw error
+        }
+    }
 
     /// Reads a request's replies into `tracked` until its ending.
     static func follow(_ stream: ConciergeClient.ReplyStream, into tracked: TrackedRequest, span: (any Span)?) async {

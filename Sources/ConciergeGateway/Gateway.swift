@@ -24,8 +24,10 @@ import Synchronization
 
 /// The HTTP/JSON gateway (`concierge gateway`): Hummingbird routes onto ``IntentClient/ConciergeClient``, as
 /// `Schemas/openapi.yaml` describes them (Docs/GATEWAY.md). A ServiceLifecycle `Service`: on graceful shutdown it
-/// stops accepting connections, lets open requests and event streams run to their ending for
-/// ``GatewayConfiguration/drainTimeout``, then answers those still open `shutting-down`, and returns.
+/// drains. New requests, on open connections or new ones, are answered 503 `shutting-down` with `Connection: close`
+/// and `/readyz` answers 503, while open requests, long polls and event streams run to their ending for at most
+/// ``GatewayConfiguration/drainTimeout``; those still open then are answered `shutting-down`, the server closes its
+/// connections, and `run()` returns.
 public final class Gateway: Service, Sendable {
     let configuration: GatewayConfiguration
     let logger: Logger
@@ -36,6 +38,7 @@ public final class Gateway: Service, Sendable {
     let metrics: GatewayMetrics
     let metricsText: (@Sendable () -> [UInt8])?
     let draining = Atomic<Bool>(false)
+    let sweeper = DeadlineSweeper()
     let openStreams = Atomic<Int>(0)
     private let boundPort = Mutex<Int?>(nil)
     private let nextID = Atomic<UInt64>(1)
@@ -69,7 +72,8 @@ public final class Gateway: Service, Sendable {
         let router = Router()
         // Outermost first: cross-origin headers go on every answer, problems included.
         if let origin = configuration.corsOrigin { router.add(middleware: CORSHeaders(origin: origin)) }
-        router.add(middleware: ProblemMiddleware(metrics: metrics))
+        router.add(
+            middleware: ProblemMiddleware(metrics: metrics, draining: { [self] in draining.load(ordering: .relaxed) }))
         addRoutes(to: router)
         let server: HTTPServerBuilder
         if let tls = configuration.tls {
@@ -93,39 +97,73 @@ public final class Gateway: Service, Sendable {
             onServerRunning: { [self] channel in
                 let port = channel.localAddress?.port ?? endpoint.port
                 self.boundPort.withLock { $0 = port }
-                logger.info(
-                    "gateway ready",
-                    metadata: ["http": "\(HTTPEndpoint(host: endpoint.host, port: port))", "scheme": "\(scheme)"])
+                // The documented form (Docs/GATEWAY.md): scripts find an ephemeral port in it.
+                logger.info("gateway ready http=\(HTTPEndpoint(host: endpoint.host, port: port)) scheme=\(scheme)")
             }, logger: httpLogger)
-        let drainTimeout = configuration.drainTimeout
+        // The server runs in a service group of its own: the process's SIGTERM reaches this service only, which
+        // drains first and then shuts the server down (Hummingbird would stop accepting at once).
+        let serverGroup = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: Self.Listener(application: application, endpoint: endpoint))],
+                logger: httpLogger))
         defer { clients.closeAll() }
-        // The group ends when the server does (its open connections closed), never when the drain timer does.
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
-                do {
-                    try await application.run()
-                } catch let error as IOError {
-                    let reason = String(cString: strerror(error.errnoCode)).lowercased()
-                    throw HTTPEndpointError(code: .bindFailed, message: "--listen \(endpoint): \(reason)")
+                // Detached: a service group inherits its parent's graceful shutdown through a task local.
+                let server = Task.detached { try await serverGroup.run() }
+                try await withTaskCancellationHandler {
+                    try await server.value
+                } onCancel: {
+                    server.cancel()
                 }
                 return true
             }
-            group.addTask { [self] in
-                // The server stops accepting on the same signal; open requests get the drain time for their ending.
-                try await gracefulShutdown()
-                draining.store(true, ordering: .relaxed)
-                logger.info(
-                    "gateway draining",
-                    metadata: ["open": "\(table.open)", "drain_ms": "\(Int(drainTimeout / .milliseconds(1)))"])
-                try await Task.sleep(for: drainTimeout)
-                table.shutDown()
+            group.addTask { [sweeper] in
+                await sweeper.run()
                 return false
             }
+            group.addTask { [self] in
+                guard (try? await gracefulShutdown()) != nil else { return false }
+                await drain()
+                await serverGroup.triggerGracefulShutdown()
+                return false
+            }
+            // The group ends when the server does (its open connections closed).
             while let serverEnded = try await group.next() {
                 if serverEnded {
                     group.cancelAll()
                     break
                 }
+            }
+        }
+    }
+
+    /// Drains: new requests are refused from now on; open ones get up to the drain time to end, then every one
+    /// still waiting is answered `shutting-down`.
+    private func drain() async {
+        draining.store(true, ordering: .relaxed)
+        let drainTimeout = configuration.drainTimeout
+        logger.info(
+            "gateway draining",
+            metadata: ["open": "\(table.open)", "drain_ms": "\(Int(drainTimeout / .milliseconds(1)))"])
+        let end = ContinuousClock.now + drainTimeout
+        while ContinuousClock.now < end && (table.open > 0 || openStreams.load(ordering: .relaxed) > 0) {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        table.shutDown()
+    }
+
+    /// The HTTP server as a service of the gateway's own service group.
+    private struct Listener: Service {
+        let application: Application<RouterResponder<BasicRequestContext>>
+        let endpoint: HTTPEndpoint
+
+        func run() async throws {
+            do {
+                try await application.run()
+            } catch let error as IOError {
+                let reason = String(cString: strerror(error.errnoCode)).lowercased()
+                throw HTTPEndpointError(code: .bindFailed, message: "--listen \(endpoint): \(reason)")
             }
         }
     }
@@ -165,28 +203,56 @@ public final class Gateway: Service, Sendable {
         }
         router.get("/livez") { _, _ in Self.text(.ok, "ok") }
         router.get("/readyz") { _, _ in await self.readiness() }
-        router.get("/metrics") { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: self.metricsText?() ?? [])))
-        }
+        router.get("/metrics") { _, _ in self.metricsResponse() }
+        // HEAD (RFC 9110 9.3.2) on the probes and /metrics: GET's status and headers, no content.
+        router.head("/livez") { _, _ in Self.text(.ok, "ok").createHeadResponse() }
+        router.head("/readyz") { _, _ in await self.readiness().createHeadResponse() }
+        router.head("/metrics") { _, _ in self.metricsResponse().createHeadResponse() }
     }
 
+    private func metricsResponse() -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: metricsText?() ?? [])))
+    }
+
+    /// 200 when a broker answers a ping within 1 s and the gateway is not draining; else 503 at once (no broker
+    /// connection, draining) or after 1 s at most.
     private func readiness() async -> Response {
         if draining.load(ordering: .relaxed) { return Self.text(.serviceUnavailable, "draining") }
         guard let client = clients.any else { return Self.text(.serviceUnavailable, "no broker connection") }
-        let answered = await withTaskGroup(of: Bool.self) { group in
-            group.addTask { (try? await client.ping()) != nil }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(1))
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
+        guard client.isConnected else { return Self.text(.serviceUnavailable, "no broker connection") }
+        let answered = await Self.within(.seconds(1)) { (try? await client.ping()) != nil } ?? false
         return answered
             ? Self.text(.ok, "broker answers") : Self.text(.serviceUnavailable, "the broker does not answer a ping")
+    }
+
+    /// `operation`'s result, or nil once `limit` passed. The client's calls wait on continuations that cancelling
+    /// does not end: the operation is left to finish on its own, unawaited, so that the caller's wait is bounded.
+    static func within<T: Sendable>(
+        _ limit: Duration, _ operation: @escaping @Sendable () async -> T
+    ) async -> T? {
+        let result = Mutex<(done: Bool, waiter: CheckedContinuation<T?, Never>?)>((false, nil))
+        let finish: @Sendable (T?) -> Void = { value in
+            let waiter = result.withLock { state -> CheckedContinuation<T?, Never>? in
+                guard !state.done else { return nil }
+                state.done = true
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: value)
+        }
+        return await withCheckedContinuation { continuation in
+            result.withLock { $0.waiter = continuation }
+            let timer = Task {
+                try? await Task.sleep(for: limit)
+                finish(nil)
+            }
+            Task {
+                finish(await operation())
+                timer.cancel()
+            }
+        }
     }
 
     static func text(_ status: HTTPResponse.Status, _ text: String) -> Response {

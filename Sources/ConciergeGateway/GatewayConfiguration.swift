@@ -34,6 +34,10 @@ public struct GatewayConfiguration: Sendable {
     /// The comment line sent on idle event streams, so that a vanished reader is noticed.
     public var keepAliveInterval: Duration
     /// What each identity may send (`Docs/PERMISSIONS.md`): the identities of the tokens file (``anonymous``
+    /// The deadline of a request that gives none: the broker's default (`concierge broker --deadline-ms`). When no
+    /// broker is connected, a request is answered 503 `unavailable` at its deadline (Docs/GATEWAY.md, "When the
+    /// broker is away").
+    public var defaultDeadline: Duration = .seconds(3)
     /// without one) by their names, each identity's `send` list. A request or conversation its identity may not send
     /// is answered 403 `forbidden` before it reaches the broker. nil: every identity may send everything the
     /// gateway's own broker key may.

@@ -11,7 +11,8 @@ public struct GatewayProblem: Error, Sendable {
     public var detail: String
     /// The request it is about.
     public var requestID: String?
-    /// Seconds after which the caller may try again (`Retry-After`), for `busy` and `throttled`.
+    /// Seconds after which the caller may try again (`Retry-After`), for `busy` and `throttled` (every 503 gets 1
+    /// when not set).
     public var retryAfterSeconds: Int?
     /// More members: the broker's error body's other keys (`parameter`, `conversation`, `pushback_rate`, ...).
     public var extra: [String: JSONValue]
@@ -64,7 +65,8 @@ public struct GatewayProblem: Error, Sendable {
     func response(headers extraHeaders: HTTPFields = [:]) -> Response {
         var headers = extraHeaders
         headers[.contentType] = "application/problem+json"
-        if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
+        // Every 503 may pass by itself (Docs/GATEWAY.md's table): it says when to try again.
+        if let seconds = retryAfterSeconds ?? (status.code == 503 ? 1 : nil) { headers[.retryAfter] = String(seconds) }
         if let requestID { headers[GatewayHeaders.requestID] = requestID }
         return Response(
             status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.serialized())))

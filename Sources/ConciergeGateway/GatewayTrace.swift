@@ -32,6 +32,19 @@ enum GatewayTrace {
         client: ConciergeClient, intentType: String, phase: RequestPhase, body: [UInt8], deadline: Duration?,
         requestID: String, idempotencyKey: String?, trace: TraceContext?, tracing: Bool
     ) -> (stream: ConciergeClient.ReplyStream, span: (any Span)?) {
+        let (outgoing, span) = start(
+            requestID: requestID, intentType: intentType, phase: phase, trace: trace, tracing: tracing)
+        let stream = client.send(
+            intentType: intentType, phase: phase, body: body, deadline: deadline, requestID: requestID,
+            idempotencyKey: idempotencyKey, traceContext: outgoing)
+        return (stream, span)
+    }
+
+    /// The trace context a request carries to the broker, and the gateway's span for it (with `tracing`): as
+    /// ``send(client:intentType:phase:body:deadline:requestID:idempotencyKey:trace:tracing:)`` describes.
+    static func start(
+        requestID: String, intentType: String, phase: RequestPhase, trace: TraceContext?, tracing: Bool
+    ) -> (outgoing: TraceContext?, span: (any Span)?) {
         var span: (any Span)?
         var outgoing = trace
         if tracing {
@@ -52,10 +65,7 @@ enum GatewayTrace {
                 TraceContext.incoming(traceparent: carrier["traceparent"], tracestate: carrier["tracestate"]) ?? trace
             span = started
         }
-        let stream = client.send(
-            intentType: intentType, phase: phase, body: body, deadline: deadline, requestID: requestID,
-            idempotencyKey: idempotencyKey, traceContext: outgoing)
-        return (stream, span)
+        return (outgoing, span)
     }
 
     /// Ends the span of a request with its outcome.
@@ -64,6 +74,33 @@ enum GatewayTrace {
         span.attributes["concierge.outcome"] = outcome
         if outcome != "final" { span.setStatus(SpanStatus(code: .error, message: outcome)) }
         span.end()
+    }
+
+    /// The trace context a conversation turn carries to the broker, and the gateway's span for it (with
+    /// `tracing`): as for a request, a server span named after the turn's route (`POST /v1/conversations`,
+    /// `POST /v1/conversations/{id}/turns`) whose parent is `trace`, open until the turn ends (``end(_:outcome:)``),
+    /// with `concierge.request_id` (the turn's first attempt), `concierge.conversation_id` and, when known,
+    /// `concierge.intent_type`.
+    static func startTurn(
+        route: String, requestID: String, conversationID: String, intentType: String?, trace: TraceContext?,
+        tracing: Bool
+    ) -> (outgoing: TraceContext?, span: (any Span)?) {
+        guard tracing else { return (trace, nil) }
+        var parent = ServiceContext.topLevel
+        if let trace {
+            let carrier = ["traceparent": trace.traceparent, "tracestate": trace.tracestate]
+            InstrumentationSystem.instrument.extract(carrier, into: &parent, using: DictionaryExtractor())
+        }
+        let span = InstrumentationSystem.tracer.startSpan(route, context: parent, ofKind: .server)
+        span.attributes["concierge.request_id"] = requestID
+        span.attributes["concierge.conversation_id"] = conversationID
+        if let intentType { span.attributes["concierge.intent_type"] = intentType }
+        var carrier: [String: String] = [:]
+        InstrumentationSystem.instrument.inject(span.context, into: &carrier, using: DictionaryInjector())
+        // No tracer bootstrapped (nothing injected): the caller's context still goes on.
+        let outgoing =
+            TraceContext.incoming(traceparent: carrier["traceparent"], tracestate: carrier["tracestate"]) ?? trace
+        return (outgoing, span)
     }
 }
 

@@ -3,15 +3,19 @@ import Hummingbird
 
 /// Turns every error of a route into a problem document (and counts every answer): a ``GatewayProblem`` as it is,
 /// Hummingbird's own errors (no such route, a body over its limit) by their status, anything else as `internal`.
+///
+/// While the gateway drains, every answer carries `Connection: close`, so that callers move to another gateway.
 struct ProblemMiddleware: RouterMiddleware {
     typealias Context = BasicRequestContext
     let metrics: GatewayMetrics
+    /// Whether the gateway is draining.
+    let draining: @Sendable () -> Bool
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         let started = ContinuousClock.now
-        let response: Response
+        var response: Response
         do {
             response = try await next(request, context)
         } catch let problem as GatewayProblem {
@@ -37,6 +41,9 @@ struct ProblemMiddleware: RouterMiddleware {
         } catch {
             response = GatewayProblem(code: "internal", detail: "\(error)").response()
         }
+        if draining() { response.headers[.connection] = "close" }
+        // HEAD: the status and headers GET would have, no content (RFC 9110 9.3.2), problems included.
+        if request.method == .head { response = response.createHeadResponse() }
         metrics.answered(status: response.status.code)
         metrics.took(ContinuousClock.now - started, route: Self.route(request.uri.path))
         return response
@@ -47,7 +54,7 @@ struct ProblemMiddleware: RouterMiddleware {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         if parts.contains("") { return "" }
         switch parts.count {
-        case 1: return ["livez", "readyz", "metrics"].contains(parts[0]) ? "GET" : ""
+        case 1: return ["livez", "readyz", "metrics"].contains(parts[0]) ? "GET, HEAD" : ""
         case 2: return parts[0] == "v1" && ["requests", "conversations"].contains(parts[1]) ? "POST" : ""
         case 3: return parts[0] == "v1" && ["requests", "conversations"].contains(parts[1]) ? "GET, DELETE" : ""
         case 4: return parts[0] == "v1" && parts[1] == "conversations" && parts[3] == "turns" ? "POST" : ""

@@ -9,6 +9,11 @@ enum RequestInput {
     /// The body as JSON: its media type must be `application/json` (or `+json`), it must fit in `limit` bytes,
     /// and it must parse.
     static func json(_ request: Request, limit: Int) async throws -> JSONValue {
+        try await jsonBody(request, limit: limit).json
+    }
+
+    /// ``json(_:limit:)``, and the body's bytes as sent.
+    static func jsonBody(_ request: Request, limit: Int) async throws -> (bytes: [UInt8], json: JSONValue) {
         let type = mediaType(request.headers[.contentType])
         guard type == "application/json" || type.hasSuffix("+json") else {
             throw GatewayProblem(
@@ -24,8 +29,9 @@ enum RequestInput {
         } catch {
             throw tooLarge(limit)
         }
+        let bytes = Array(buffer.readableBytesView)
         do {
-            return try JSONValue.parse(Array(buffer.readableBytesView))
+            return (bytes, try JSONValue.parse(bytes))
         } catch {
             throw GatewayProblem(code: "bad-json", detail: "the body is not valid JSON: \(error)")
         }

@@ -4,9 +4,10 @@ import Synchronization
 /// One request the gateway sent, as its HTTP routes see it: its progress reply, its ending, and the routes waiting
 /// for either (a response, an event stream, a long poll).
 ///
-/// A task of its own reads the client's reply stream into it (``record(_:)``, ``end(_:)``), so the request goes
-/// on whatever happens to the HTTP connection that started it: a caller that went away can still ask for the
-/// ending with `GET /v1/requests/{id}`.
+/// The client hands it the request's replies on its socket thread (``receive(_:)``: no task, no stream per request),
+/// so the request goes on whatever happens to the HTTP connection that started it: a caller that went away can still
+/// ask for the ending with `GET /v1/requests/{id}`. The ``DeadlineSweeper`` ends it `unavailable` when no broker
+/// answers by its deadline.
 final class TrackedRequest: Sendable {
     /// How a request ended, as far as the gateway knows.
     enum Ending: Sendable {
@@ -23,21 +24,96 @@ final class TrackedRequest: Sendable {
         var ending: Ending?
         /// The gateway is shutting down and the drain time is over: waiters answer `shutting-down`.
         var shuttingDown: Bool
+
+        /// The ending's code for spans: `final`, the error's code, or `open`.
+        var outcome: String {
+            switch ending {
+            case .reply(let reply): reply.status == .final ? "final" : (reply.errorCode ?? "error")
+            case .failure(let problem): problem.code
+            case nil: "open"
+            }
+        }
     }
 
     private struct State {
         var snapshot = Snapshot(version: 0, progress: nil, ending: nil, shuttingDown: false)
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
         var nextWaiter: UInt64 = 0
+        /// The client's handle on the request (to abandon it), once sent.
+        var sent: SentRequest?
+        /// Abandoned before the handle was known: abandon it when it is.
+        var abandonWhenSent = false
+        /// ``finish()`` ran.
+        var finished = false
     }
 
     let id: String
     let identity: GatewayIdentity
     private let state = Mutex(State())
+    /// Runs once when the request is over for the gateway (its replies are over, or it was given up): forget it
+    /// later, end its span.
+    private let onFinish: (@Sendable (TrackedRequest) -> Void)?
 
-    init(id: String, identity: GatewayIdentity) {
+    init(id: String, identity: GatewayIdentity, onFinish: (@Sendable (TrackedRequest) -> Void)? = nil) {
         self.id = id
         self.identity = identity
+        self.onFinish = onFinish
+    }
+
+    /// The client's handle on the request, once sent.
+    func attach(_ sent: SentRequest) {
+        let abandon = state.withLock { state in
+            state.sent = sent
+            return state.abandonWhenSent
+        }
+        if abandon { sent.abandon() }
+    }
+
+    /// An event of the client's handler (on its socket thread).
+    func receive(_ event: ReplyEvent) {
+        switch event {
+        case .reply(let reply):
+            record(reply)
+        case .ended:
+            end(
+                .failure(
+                    GatewayProblem(code: "connection-lost", detail: "the request ended without a reply", requestID: id)
+                ))
+            finish()
+        case .failed(let error):
+            end(.failure(Gateway.problem(error, requestID: id)))
+            finish()
+        }
+    }
+
+    /// Whether a reply (progress or ending) came, or the request ended otherwise.
+    var hasReply: Bool { state.withLock { $0.snapshot.progress != nil || $0.snapshot.ending != nil } }
+
+    /// No broker answered by the deadline: ends the request `unavailable` (503, `Retry-After: 1`) and abandons it
+    /// at the client, so that it never runs later.
+    func unavailable() {
+        end(
+            .failure(
+                GatewayProblem(
+                    code: "unavailable",
+                    detail: "no broker answered within the request's deadline, and the gateway cancelled it: send it "
+                        + "again with the same Idempotency-Key (so that it never runs twice) when /readyz answers 200",
+                    requestID: id, retryAfterSeconds: 1)))
+        let sent = state.withLock { state -> SentRequest? in
+            if state.sent == nil { state.abandonWhenSent = true }
+            return state.sent
+        }
+        sent?.abandon()
+        finish()
+    }
+
+    /// The request is over for the gateway: ``onFinish`` runs once.
+    private func finish() {
+        let first = state.withLock { state -> Bool in
+            defer { state.finished = true }
+            return !state.finished
+        }
+        if first { onFinish?(self) }
     }
 
     var snapshot: Snapshot { state.withLock { $0.snapshot } }

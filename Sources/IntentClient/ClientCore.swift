@@ -8,8 +8,7 @@ import ZeroMQ
 /// performs what they ask of the callers' continuations. Nothing else: the rules are in the state machine.
 final class ClientCore: @unchecked Sendable {
     typealias Machine = ClientStateMachine<
-        ConciergeClient.ReplyStream.Continuation, CheckedContinuation<Reply, any Error>,
-        CheckedContinuation<Void, any Error>
+        ReplySink, CheckedContinuation<Reply, any Error>, CheckedContinuation<Void, any Error>
     >
 
     let configuration: ClientConfiguration
@@ -17,6 +16,8 @@ final class ClientCore: @unchecked Sendable {
     private let context = ZMQContext()
     private let wake = EventFD()
     private let inbox = Mutex<(commands: [ConciergeClient.Command], closed: Bool)>(([], false))
+    /// The machine's ``ClientStateMachine/isConnected``, published by the loop after each turn.
+    private let connected = Atomic<Bool>(false)
     // Loop-thread state.
     private var connection: ClientSocketConnection
     private var machine: Machine
@@ -33,17 +34,22 @@ final class ClientCore: @unchecked Sendable {
     }
 
     func submit(_ command: ConciergeClient.Command) {
-        let accepted = inbox.withLock { inbox -> Bool in
-            guard !inbox.closed else { return false }
+        // The loop takes the whole inbox at once: only the command that finds it empty needs to wake it (one
+        // eventfd write per batch, not per command, under load).
+        let accepted = inbox.withLock { inbox -> Bool? in
+            guard !inbox.closed else { return nil }
             inbox.commands.append(command)
-            return true
+            return inbox.commands.count == 1
         }
-        if accepted {
-            wake.signal()
+        if let first = accepted {
+            if first { wake.signal() }
         } else {
             Self.fail(command, ClientError(code: .closed, message: "the client is closed"))
         }
     }
+
+    /// Whether the client is connected to a broker (``ClientStateMachine/isConnected``).
+    var isConnected: Bool { connected.load(ordering: .relaxed) }
 
     func close() {
         let first = inbox.withLock { inbox -> Bool in
@@ -56,8 +62,8 @@ final class ClientCore: @unchecked Sendable {
     /// Ends a command the loop will never see.
     private static func fail(_ command: ConciergeClient.Command, _ error: ClientError) {
         switch command {
-        case .request(_, _, _, let continuation), .turn(_, _, _, _, let continuation):
-            continuation.finish(throwing: error)
+        case .request(_, _, _, let sink), .turn(_, _, _, _, let sink):
+            sink.finish(throwing: error)
         case .status(_, let continuation), .cancel(_, let continuation), .conversation(_, _, let continuation):
             continuation.resume(throwing: error)
         case .ping(let continuation): continuation.resume(throwing: error)
@@ -106,7 +112,9 @@ final class ClientCore: @unchecked Sendable {
             }
             machine.tick(now: MonotonicTime.now(), connection: &connection)
             perform()
+            connected.store(machine.isConnected, ordering: .relaxed)
         }
+        connected.store(false, ordering: .relaxed)
         machine.close()
         perform()
         let leftover = inbox.withLock { inbox in
@@ -144,9 +152,8 @@ final class ClientCore: @unchecked Sendable {
         machine.actions.removeAll(keepingCapacity: true)
         for action in actions {
             switch action {
-            case .yield(let stream, let reply): stream.yield(reply)
-            case .finish(let stream, nil): stream.finish()
-            case .finish(let stream, let error?): stream.finish(throwing: error)
+            case .yield(let sink, let reply): sink.yield(reply)
+            case .finish(let sink, let error): sink.finish(throwing: error)
             case .resume(let waiter, .success(let reply)): waiter.resume(returning: reply)
             case .resume(let waiter, .failure(let error)): waiter.resume(throwing: error)
             case .resumePing(let waiter, nil): waiter.resume()

@@ -112,6 +112,10 @@ struct ClientStateMachine<Stream, Waiter, PingWaiter> {
     private(set) var rotation: EndpointRotation
     /// The current connection completed its handshake (and has not dropped since).
     private var established = false
+    /// Connected to a broker now: the current connection completed its handshake and has not dropped (a broker gone
+    /// silent makes the client move, which drops it).
+    var isConnected: Bool { established }
+
     /// A handshake with a broker ever completed: after one did, a connection breaking off during the handshake means
     /// the broker went away, not that it requires CURVE.
     private(set) var handshakeSucceededBefore = false

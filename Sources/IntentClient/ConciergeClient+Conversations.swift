@@ -216,7 +216,8 @@ extension ConciergeClient {
         }
         core.submit(
             .turn(
-                id: id, serial: serial, frames: message.frames, intentType: throttleKey, continuation: continuation))
+                id: id, serial: serial, frames: message.frames, intentType: throttleKey,
+                continuation: .stream(continuation)))
         for try await reply in stream {
             if reply.isFinal { return reply }
             progress?(reply)

@@ -37,7 +37,7 @@ public final class ConciergeClient: Sendable {
 
     enum Command {
         /// Send a request; `serial` is unique per call of ``send(intentType:phase:body:deadline:requestID:idempotencyKey:)``.
-        case request(id: String, serial: UInt64, frames: [[UInt8]], continuation: ReplyStream.Continuation)
+        case request(id: String, serial: UInt64, frames: [[UInt8]], continuation: ReplySink)
         case status(id: String, continuation: CheckedContinuation<Reply, any Error>)
         case ping(continuation: CheckedContinuation<Void, any Error>)
         /// The caller of request `serial` stopped listening (its Task was cancelled): send CANCEL, drop the ending.
@@ -47,7 +47,7 @@ public final class ConciergeClient: Sendable {
         /// Send a conversation's TURN (its frames, kept like a REQUEST's); `intentType` keys the throttle.
         case turn(
             id: String, serial: UInt64, frames: [[UInt8]], intentType: String?,
-            continuation: ReplyStream.Continuation)
+            continuation: ReplySink)
         /// Read (`CONVERSATION`) or end (`END`) a conversation; answered by the CONVERSATION answer about it.
         case conversation(id: String, end: Bool, continuation: CheckedContinuation<Reply, any Error>)
     }
@@ -143,9 +143,43 @@ public final class ConciergeClient: Sendable {
         continuation.onTermination = { termination in
             if case .cancelled = termination { core.submit(.abandon(id: id, serial: serial)) }
         }
-        core.submit(.request(id: id, serial: serial, frames: frames, continuation: continuation))
+        core.submit(.request(id: id, serial: serial, frames: frames, continuation: .stream(continuation)))
         return stream
     }
+
+    /// Sends a raw Interaction body, as ``send(intentType:phase:body:deadline:requestID:idempotencyKey:traceContext:)``
+    /// does, and hands its replies to `handler` instead of a stream: at most one progress reply, then the final or
+    /// error reply, then ``ReplyEvent/ended`` (or ``ReplyEvent/failed(_:)`` when the client gives up).
+    ///
+    /// For servers that fan replies out themselves (the HTTP gateway): no task and no stream per request.
+    /// `handler` runs on the client's socket thread, so it must be short and must not block. Call the returned
+    /// ``SentRequest/abandon()`` to stop listening: the client sends CANCEL (PROTOCOL.md 4.10.2) and `handler`
+    /// hears nothing more.
+    public func send(
+        intentType: String,
+        phase: RequestPhase,
+        body: [UInt8],
+        deadline: Duration? = nil,
+        requestID: String,
+        idempotencyKey: String? = nil,
+        traceContext: TraceContext? = nil,
+        handler: @escaping @Sendable (ReplyEvent) -> Void
+    ) -> SentRequest {
+        let trace = Self.outgoingTraceContext(traceContext)
+        var message = WireFrameList()
+        ClientMessageEncoder.request(
+            into: &message, version: trace != nil ? 4 : idempotencyKey == nil ? 1 : 2, requestID: requestID,
+            intentType: intentType, phase: phase, deadlineMilliseconds: deadline.map(\.milliseconds),
+            body: .bytes(body), idempotencyKey: idempotencyKey.map { Array($0.utf8) }, traceContext: trace)
+        let serial = nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue
+        core.submit(.request(id: requestID, serial: serial, frames: message.frames, continuation: .handler(handler)))
+        return SentRequest(core: core, id: requestID, serial: serial)
+    }
+
+    /// Whether the client is connected to a broker now: its connection completed a handshake and the broker has
+    /// not gone silent since. False while it looks for one (requests then wait, up to
+    /// ``ClientConfiguration/reconnectTimeout``).
+    public var isConnected: Bool { core.isConnected }
 
     /// Sends a request and returns its final (or error) reply, skipping progress.
     ///

@@ -18,7 +18,7 @@ from gateway_procs import stack
 
 DOCUMENT = cip.REPO / "Schemas" / "openapi.yaml"
 ROUTES = cip.REPO / "Sources" / "ConciergeGateway" / "Gateway.swift"
-METHODS = ("get", "post", "put", "patch", "delete")
+METHODS = ("get", "head", "post", "put", "patch", "delete")
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def test_the_document_is_valid_openapi_3_1(document):
 def test_every_route_in_the_source_is_documented(document):
     source = ROUTES.read_text()
     routes = {(method, re.sub(r":(\w+)", r"{\1}", path))
-              for method, path in re.findall(r'router\.(get|post|delete)\("([^"]+)"\)', source)}
+              for method, path in re.findall(r'router\.(get|head|post|delete)\("([^"]+)"\)', source)}
     assert routes, "no routes found in Gateway.swift"
     assert routes == documented(document)
 
@@ -58,7 +58,12 @@ def test_the_server_answers_documented_routes_only(document, gw):
             concrete = path.replace("{id}", "probe-id")
             for method in METHODS:
                 r = http.request(method.upper(), concrete, json={} if method in ("post", "put", "patch") else None)
-                body = r.json() if r.headers.get("content-type") == "application/problem+json" else {}
+                # HEAD answers carry no content (RFC 9110, 9.3.2): their status says it.
+                problem = r.headers.get("content-type") == "application/problem+json" and method != "head"
+                body = r.json() if problem else {}
+                if method == "head":
+                    assert r.content == b"", (path, r.content)
+                    body = {"code": "method-not-allowed"} if r.status_code == 405 else {}
                 if (method, path) in pairs:
                     assert body.get("code") not in ("not-found", "method-not-allowed"), (method, path, body)
                 else:

@@ -1,0 +1,168 @@
+"""The HTTP gateway when its broker is away, and while it drains (Docs/GATEWAY.md, "When the broker is away" and
+"Draining"), with real broker, worker and gateway processes: /readyz answers within its 1 s bound, requests answer
+by their deadline (503 `unavailable`, `Retry-After`), and a broker stopped, SIGKILLed or never started is told
+apart from one that answers; after SIGTERM, open connections get 503 `shutting-down` with `Connection: close`,
+/readyz says 503, and the open requests get their ending."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+
+import httpx
+import pytest
+from httpx_sse import connect_sse
+
+import cluster
+from gateway_procs import Gateway, echo
+
+# Generous next to the documented bounds (1 s for /readyz, the deadline for a request), far below the 13 s a
+# gateway that waits for its client's reconnect timeout takes.
+PROBE_BOUND = 3.0
+DEADLINE_BOUND = 5.0
+
+
+def timed(call):
+    start = time.monotonic()
+    response = call()
+    return response, time.monotonic() - start
+
+
+def assert_unavailable(response: httpx.Response) -> None:
+    assert response.status_code == 503, response.text
+    body = response.json()
+    assert body["code"] == "unavailable", body
+    assert response.headers["retry-after"] == "1"
+    assert response.headers["concierge-request-id"] == body["requestId"]
+
+
+def assert_away(http: httpx.Client) -> None:
+    """/readyz is 503 within its bound, and a request with a 500 ms deadline is 503 `unavailable` by then."""
+    response, took = timed(lambda: http.get("/readyz"))
+    assert response.status_code == 503 and took < PROBE_BOUND, (response.status_code, took, response.text)
+    response, took = timed(lambda: http.post("/v1/requests", params={"deadline_ms": 500}, json=echo("away")))
+    assert_unavailable(response)
+    assert took < DEADLINE_BOUND, took
+
+
+def wait_until(predicate, timeout: float = 30.0) -> None:
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, "the condition did not hold in time"
+        time.sleep(0.05)
+
+
+def test_no_broker_ever_started(run_dir, spawn):
+    gateway = Gateway("gwnone", run_dir, f"ipc://{run_dir}/nobody-fe.sock")
+    spawn.procs.append(gateway.proc)
+    gateway.wait_ready(broker=False)
+    with httpx.Client(base_url=gateway.url, timeout=30) as http:
+        for _ in range(3):  # every time, not just the first
+            assert_away(http)
+        # The probe answers from what the gateway knows: no connection, no wait at all.
+        response, took = timed(lambda: http.get("/readyz"))
+        assert response.text.strip() == "no broker connection" and took < 1.0, took
+        # STATUS and CANCEL are bounded too.
+        response, took = timed(lambda: http.get("/v1/requests/nope", params={"wait": 0}))
+        assert response.status_code == 503 and response.json()["code"] == "unavailable", response.text
+        assert took < DEADLINE_BOUND, took
+        response, took = timed(lambda: http.delete("/v1/requests/nope"))
+        assert response.status_code == 503 and took < DEADLINE_BOUND, (response.text, took)
+
+
+@pytest.mark.parametrize("how", ["stop", "kill"])
+def test_broker_stopped_or_killed_then_restarted(run_dir, spawn, how):
+    broker = spawn.broker(heartbeat_ms=250)
+    spawn.worker(broker, heartbeat_ms=250)
+    gateway = Gateway(f"gwaway{how}", run_dir, broker.frontend, heartbeat_ms=250)
+    spawn.procs.append(gateway.proc)
+    gateway.wait_ready()
+    with httpx.Client(base_url=gateway.url, timeout=30) as http:
+        assert http.post("/v1/requests", json=echo("before")).status_code == 200
+        if how == "kill":
+            broker.proc.kill_group()
+        else:
+            broker.proc.signal(signal.SIGTERM)
+        broker.proc.wait(20)
+        # Observable: the gateway noticed (the probe says so), then every answer is in time.
+        wait_until(lambda: http.get("/readyz").status_code == 503)
+        for _ in range(2):
+            assert_away(http)
+        again = cluster.Broker(broker.name, run_dir, {"heartbeat-ms": 250, "startup-grace-ms": 100})
+        spawn.procs.append(again.proc)
+        again.wait_ready()
+        spawn.worker(again, heartbeat_ms=250)
+        wait_until(lambda: http.get("/readyz").status_code == 200)
+        wait_until(lambda: http.post("/v1/requests", json=echo("after")).status_code == 200)
+
+
+def test_a_silent_broker_is_not_ready_within_a_second(run_dir, spawn):
+    """A frozen broker (SIGSTOP) keeps its connection open: the probe's ping times out at 1 s."""
+    broker = spawn.broker()
+    spawn.worker(broker)
+    gateway = Gateway("gwfrozen", run_dir, broker.frontend)
+    spawn.procs.append(gateway.proc)
+    gateway.wait_ready()
+    with httpx.Client(base_url=gateway.url, timeout=30) as http:
+        broker.proc.signal(signal.SIGSTOP)
+        try:
+            response, took = timed(lambda: http.get("/readyz"))
+            assert response.status_code == 503, response.text
+            assert took < PROBE_BOUND, took
+        finally:
+            broker.proc.signal(signal.SIGCONT)
+        wait_until(lambda: http.get("/readyz").status_code == 200)
+
+
+def test_probes_answer_head(run_dir, spawn):
+    broker = spawn.broker()
+    gateway = Gateway("gwhead", run_dir, broker.frontend)
+    spawn.procs.append(gateway.proc)
+    gateway.wait_ready()
+    with httpx.Client(base_url=gateway.url, timeout=30) as http:
+        for path in ("/livez", "/readyz"):
+            response = http.head(path)
+            assert response.status_code == 200, (path, response.status_code)
+            assert response.content == b""
+            assert response.headers["content-type"].startswith("text/plain")
+        response = http.put("/livez")
+        assert response.status_code == 405 and response.headers["allow"] == "GET, HEAD"
+
+
+def test_draining_answers_open_connections_and_lets_open_requests_end(run_dir, spawn):
+    broker = spawn.broker()
+    spawn.worker(broker)
+    gateway = Gateway("gwdrain2", run_dir, broker.frontend, "--drain-timeout-ms", "20000")
+    spawn.procs.append(gateway.proc)
+    gateway.wait_ready()
+    events: list = []
+    progressed = threading.Event()
+
+    def stream() -> None:
+        with httpx.Client(base_url=gateway.url, timeout=60) as http:
+            with connect_sse(http, "POST", "/v1/requests", params={"deadline_ms": 30},
+                             json=echo("slow", delayMs=4000)) as source:
+                for event in source.iter_sse():
+                    events.append(event)
+                    progressed.set()
+
+    thread = threading.Thread(target=stream)
+    thread.start()
+    with httpx.Client(base_url=gateway.url, timeout=30) as open_connection:
+        assert open_connection.get("/livez").status_code == 200  # the keep-alive connection is open
+        assert progressed.wait(30)
+        gateway.proc.signal(signal.SIGTERM)
+        # New connections are still accepted while draining: a probe says 503 (no "connection refused").
+        wait_until(lambda: httpx.get(gateway.url + "/readyz", timeout=5).status_code == 503)
+        assert httpx.get(gateway.url + "/readyz", timeout=5).text.strip() == "draining"
+        response = open_connection.post("/v1/requests", json=echo("late"))
+        assert response.status_code == 503, response.text
+        assert response.json()["code"] == "shutting-down"
+        assert response.headers["connection"] == "close"
+        assert response.headers["retry-after"] == "1"
+    thread.join(60)
+    assert [e.event for e in events] == ["progress", "final"], events
+    assert json.loads(events[-1].data)["intent"]["type"] == "Echo"
+    assert gateway.proc.wait(20) == 0, gateway.proc.tail()
