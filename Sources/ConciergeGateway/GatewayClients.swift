@@ -2,7 +2,8 @@ import IntentClient
 import Logging
 
 /// The identities the gateway knows and the broker connection of each (one ``ConciergeClient`` per identity, with
-/// its own routing id).
+/// its own routing id; with tokens, each identity is a scope of its own at the broker,
+/// ``GatewayConfiguration/clientConfiguration(for:)``).
 final class GatewayClients: Sendable {
     /// Token → identity; nil: no authentication.
     private let tokens: [(token: [UInt8], identity: GatewayIdentity)]?

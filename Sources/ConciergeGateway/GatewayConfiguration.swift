@@ -1,6 +1,7 @@
 public import ConciergeHTTP
 import IntentClient
 public import IntentPermissions
+import IntentWire
 public import ZeroMQ
 
 /// How `concierge gateway` listens and which brokers it talks to (Docs/GATEWAY.md).
@@ -33,11 +34,11 @@ public struct GatewayConfiguration: Sendable {
     public var tracing: Bool
     /// The comment line sent on idle event streams, so that a vanished reader is noticed.
     public var keepAliveInterval: Duration
-    /// What each identity may send (`Docs/PERMISSIONS.md`): the identities of the tokens file (``anonymous``
     /// The deadline of a request that gives none: the broker's default (`concierge broker --deadline-ms`). When no
     /// broker is connected, a request is answered 503 `unavailable` at its deadline (Docs/GATEWAY.md, "When the
     /// broker is away").
     public var defaultDeadline: Duration = .seconds(3)
+    /// What each identity may send (`Docs/PERMISSIONS.md`): the identities of the tokens file (``anonymous``
     /// without one) by their names, each identity's `send` list. A request or conversation its identity may not send
     /// is answered 403 `forbidden` before it reaches the broker. nil: every identity may send everything the
     /// gateway's own broker key may.
@@ -72,13 +73,42 @@ public struct GatewayConfiguration: Sendable {
         self.keepAliveInterval = keepAliveInterval
     }
 
-    /// The client configuration of one identity: its own routing id, so that the broker scopes its requests
-    /// (STATUS, CANCEL) and conversations apart from every other identity's.
-    func clientConfiguration(for identity: GatewayIdentity) -> ClientConfiguration {
+    /// The client configuration of one identity: its own routing id. With ``tokens``, the routing id
+    /// `scope:NAME/gateway-RANDOM` puts the identity in a scope of its own within the gateway's key
+    /// (`Schemas/PROTOCOL.md` section 3.4), so that the broker keeps its idempotency keys, requests (STATUS, CANCEL)
+    /// and conversations apart from every other identity's, with CURVE (one key for all) or without. Without tokens,
+    /// `gateway-anonymous-RANDOM`: the gateway's key's own scope.
+    ///
+    /// - Throws: ``InvalidGatewayIdentity`` when a token identity's name cannot name a scope.
+    func clientConfiguration(for identity: GatewayIdentity) throws(InvalidGatewayIdentity) -> ClientConfiguration {
         let suffix = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        let routingID: String
+        if tokens == nil {
+            routingID = "gateway-\(identity.name.prefix(64))-\(suffix)"
+        } else {
+            guard let scoped = ClientScope.routingID(scope: identity.name, rest: "gateway-\(suffix)") else {
+                throw InvalidGatewayIdentity(name: identity.name)
+            }
+            routingID = scoped
+        }
         return ClientConfiguration(
-            brokerEndpoints: brokerEndpoints, routingID: "gateway-\(identity.name.prefix(64))-\(suffix)",
-            heartbeatInterval: heartbeatInterval, curve: curve)
+            brokerEndpoints: brokerEndpoints, routingID: routingID, heartbeatInterval: heartbeatInterval, curve: curve)
+    }
+}
+
+/// A token identity's name that cannot name a scope at the broker (``GatewayConfiguration/tokens``): a name is 1
+/// to 64 characters of `A-Z a-z 0-9 _ . -`, as in a permissions file. The gateway refuses to start with it.
+public struct InvalidGatewayIdentity: Error, CustomStringConvertible {
+    /// The stable code: `bad-identity-name`.
+    public let code = "bad-identity-name"
+    /// The name as given.
+    public let name: String
+
+    /// The error for identity `name`.
+    public init(name: String) { self.name = name }
+
+    public var description: String {
+        "\(code): the identity name \"\(name)\" is not 1 to 64 characters of A-Z, a-z, 0-9, '_', '.' and '-'"
     }
 }
 

@@ -16,8 +16,8 @@ extension BrokerLoop {
             return
         }
         if core.permissions != nil {
-            // A routing id bound to another identity's key (Docs/PERMISSIONS.md, "Bound names").
-            let key = clientIdentity(message)
+            // A routing id bound to another identity's key (Docs/PERMISSIONS.md, "Bound names"): the key alone.
+            let key = peerKey(message)
             let now = MonotonicTime.now()
             if let refused = core.clientBindingRefusal(client: client, key: key, now: now) {
                 return core.refuseBoundClient(
@@ -31,41 +31,51 @@ extension BrokerLoop {
                 request.idempotencyKey == nil
                 ? nil
                 : message.withBytes(1 + ClientRequest.bodyIndex) { BodyFingerprint($0, seeds: core.fingerprintSeeds) }
-            // A key's scope is the client's CURVE public key (the user id our ZAP handler gave it); without CURVE,
-            // one scope all clients share (PROTOCOL.md 4.10). With CURVE it also lets a CANCEL from another
-            // connection of the same key find the request.
-            let identity = clientIdentity(message)
+            // A key's scope is the client's identity: its CURVE public key (the user id our ZAP handler gave it),
+            // with the scope its routing id names (PROTOCOL.md 3.4); without either, one scope all clients share
+            // (4.10.1). It also lets a CANCEL from another connection of the same identity find the request.
+            let identity = clientIdentity(message, client: client)
             let body = message.take(1 + ClientRequest.bodyIndex)
             core.request(
                 request, client: client, body: body, fingerprint: fingerprint, identity: identity,
                 now: MonotonicTime.now())
         case .status(let id):
             core.status(
-                client: client, requestID: id, identity: clientIdentity(message), version: Self.answerVersion(message),
+                client: client, requestID: id, identity: clientIdentity(message, client: client),
+                version: Self.answerVersion(message),
                 now: MonotonicTime.now())
         case .ping:
             core.ping(client: client, version: Self.answerVersion(message))
         case .cancel(let id):
             core.cancel(
-                client: client, requestID: id, identity: clientIdentity(message),
+                client: client, requestID: id, identity: clientIdentity(message, client: client),
                 version: Self.answerVersion(message), now: MonotonicTime.now())
         case .turn(let turn):
             // Conversations are few next to requests: the body is copied, and the core parses it.
             let body = message.withBytes(1 + ClientTurn.bodyIndex) { Array($0) }
-            core.turn(turn, client: client, body: body, identity: clientIdentity(message), now: MonotonicTime.now())
+            core.turn(
+                turn, client: client, body: body, identity: clientIdentity(message, client: client),
+                now: MonotonicTime.now())
         case .readConversation(let id):
             core.readConversation(
-                id: id, client: client, identity: clientIdentity(message), version: Self.answerVersion(message),
+                id: id, client: client, identity: clientIdentity(message, client: client),
+                version: Self.answerVersion(message),
                 now: MonotonicTime.now())
         case .endConversation(let id):
             core.endConversation(
-                id: id, client: client, identity: clientIdentity(message), version: Self.answerVersion(message),
+                id: id, client: client, identity: clientIdentity(message, client: client),
+                version: Self.answerVersion(message),
                 now: MonotonicTime.now())
         }
     }
 
-    /// The client's CURVE public key as our ZAP handler gave it (the message's `User-Id`), empty without CURVE.
-    private func clientIdentity(_ message: borrowing ZMQMultipart) -> [UInt8] { peerKey(message) }
+    /// The identity the core scopes a client's message by (PROTOCOL.md 3.4): its CURVE public key as our ZAP handler
+    /// gave it (empty without CURVE), followed by the scope its routing id `client` names, if any. Permissions and
+    /// bound names go by the key alone (``peerKey(_:)``; the core takes it back out with
+    /// `ClientScope.key(ofIdentity:)`).
+    private func clientIdentity(_ message: borrowing ZMQMultipart, client: [UInt8]) -> [UInt8] {
+        ClientScope.identity(key: peerKey(message), routingID: client)
+    }
 
     /// The sender's CURVE public key as our ZAP handler gave it (the message's `User-Id`), empty without CURVE.
     private func peerKey(_ message: borrowing ZMQMultipart) -> [UInt8] {

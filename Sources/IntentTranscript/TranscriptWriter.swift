@@ -24,7 +24,7 @@ public final class TranscriptWriter {
         public let path: String
         /// The conversation id.
         public let conversation: String
-        /// The conversation's scope (CURVE key or routing id).
+        /// The conversation's scope (the client's identity, CURVE key and scope name; or its routing id).
         let scope: [UInt8]
     }
 

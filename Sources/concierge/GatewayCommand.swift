@@ -6,6 +6,7 @@ import ConciergeTracing
 import Foundation
 import IntentClient
 import IntentPermissions
+import IntentWire
 import Logging
 import Prometheus
 import ServiceLifecycle
@@ -74,8 +75,9 @@ struct GatewayOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Bearer tokens: a file of lines `IDENTITY TOKEN` (tokens of 16 bytes or more; # starts a comment). Each "
-                + "identity gets its own broker connection: its keys, requests and conversations are its own.",
+            "Bearer tokens: a file of lines `IDENTITY TOKEN` (identities of A-Z a-z 0-9 _ . -, tokens of 16 bytes or "
+                + "more; # starts a comment). Each identity is a scope of its own at the broker: its keys, requests "
+                + "and conversations are its own.",
             valueName: "file"))
     var tokens: String?
 
@@ -158,9 +160,15 @@ struct GatewayOptions: ParsableArguments {
         for (number, line) in String(decoding: data, as: UTF8.self).split(separator: "\n").enumerated() {
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             if words.isEmpty || words[0].hasPrefix("#") { continue }
-            guard words.count == 2, words[1].utf8.count >= 16, words[0].utf8.count <= 64 else {
+            guard words.count == 2, words[1].utf8.count >= 16 else {
                 throw ValidationError(
                     "--tokens \(path), line \(number + 1): expected `IDENTITY TOKEN` (a token of 16 bytes or more)")
+            }
+            // Each identity is a scope of its own at the broker (PROTOCOL.md 3.4): a name as in a permissions file.
+            guard ClientScope.isValidName(words[0].utf8) else {
+                throw ValidationError(
+                    "--tokens \(path), line \(number + 1): an IDENTITY is 1 to 64 characters of A-Z, a-z, 0-9, '_', "
+                        + "'.' and '-'")
             }
             guard tokens[String(words[1])] == nil else {
                 throw ValidationError("--tokens \(path), line \(number + 1): a token given twice")

@@ -5,9 +5,9 @@ import IntentWire
 extension BrokerCore {
     /// CANCEL from a client: a queued request ends at once with `cancelled`; a running job is cancelled on its
     /// worker, whose RESULT (or the cancel grace period) then ends the request. A request not in flight is answered
-    /// as STATUS would be. `identity` is the client's CURVE public key (empty without CURVE): with it, a request the
-    /// same key sent from another connection is found too. `version` is the signature's (the answer while the
-    /// journal is unavailable uses it).
+    /// as STATUS would be. `identity` is the client's CURVE public key and scope (PROTOCOL.md 3.4; empty without
+    /// either): with it, a request the same identity sent from another connection is found too. `version` is the
+    /// signature's (the answer while the journal is unavailable uses it).
     mutating func cancel(
         client: [UInt8], requestID: [UInt8], identity: [UInt8] = [], version: UInt8 = 2, now: UInt64
     ) {

@@ -26,8 +26,8 @@ extension BrokerCore {
     ///
     /// A request with an idempotency key (handle or lifecycle) is first checked against the key's record
     /// (`Docs/IDEMPOTENCY.md`): it may attach to the request in flight, get the stored reply again, or be refused.
-    /// `fingerprint` is its body's (needed with a key); `identity` is the client's (its CURVE key; empty for the
-    /// scope all clients share without CURVE).
+    /// `fingerprint` is its body's (needed with a key); `identity` is the client's (its CURVE key and the scope its
+    /// routing id names, PROTOCOL.md 3.4; empty for the scope all clients share without either).
     mutating func request(
         _ decoded: ClientRequest, client: [UInt8], body: Body, fingerprint: BodyFingerprint? = nil,
         identity: [UInt8] = [], turn: TurnLink? = nil, now: UInt64
@@ -75,8 +75,11 @@ extension BrokerCore {
         now: UInt64
     ) -> Admission {
         guard !isShuttingDown else { return .refuse(.shuttingDown, "the broker is shutting down") }
-        // Before anything else: a type the sender may not send is not told apart from one no worker serves.
-        if let refused = permissions?.refusal(toSend: decoded.intentType, phase: decoded.phase, key: identity) {
+        // Before anything else: a type the sender may not send is not told apart from one no worker serves. The key
+        // alone decides, whatever scope the client is in (PROTOCOL.md 3.4).
+        if let refused = permissions?.refusal(
+            toSend: decoded.intentType, phase: decoded.phase, key: ClientScope.key(ofIdentity: identity))
+        {
             forbidden(refused, .send, peer: key.client, intentType: decoded.intentType, phase: decoded.phase, now: now)
             return .refuse(.forbidden, refused.message)
         }
@@ -115,7 +118,7 @@ extension BrokerCore {
             }
         }
         if !intentTypes[type].queue.isEmpty || !anyWorkerHasRoom(for: type) {
-            let lane = identity.isEmpty ? key.client : identity
+            let lane = BrokerRequest<Body>.lane(identity: identity, client: key.client)
             if let refusal = admissionRefusal(type: type, deadline: deadline, client: lane, now: now) {
                 if let scope { idempotency.forget(scope, now: now) }
                 return .refuse(.busy, body: refusal, intentType: type)
@@ -347,9 +350,9 @@ extension BrokerCore {
         }
     }
 
-    /// Whether a client with CURVE key `identity` may ask about or cancel `request`: always without a permissions
-    /// file (as before them); with one, only the key that sent it (PROTOCOL.md 13.3: another identity that uses the
-    /// same routing id learns nothing of it).
+    /// Whether a client with `identity` (its CURVE key and scope) may ask about or cancel `request`: always without
+    /// a permissions file (as before them); with one, only the key and scope that sent it (PROTOCOL.md 13.3: another
+    /// identity that uses the same routing id learns nothing of it).
     func isOwnRequest(_ request: BrokerRequest<Body>, identity: [UInt8]) -> Bool {
         permissions == nil || request.identity == identity
     }

@@ -70,8 +70,8 @@ final class BrokerRequest<Body> {
     @exclusivity(unchecked) var listeners: [Listener] = []
     /// The client protocol version of the REQUEST (its answers use the same).
     @exclusivity(unchecked) var version: UInt8 = 1
-    /// The client's CURVE public key (empty without CURVE): a CANCEL from the same key finds the request after a
-    /// reconnect.
+    /// The client's identity (PROTOCOL.md 3.4): its CURVE public key (empty without CURVE) and the scope its routing
+    /// id names. A CANCEL from the same identity finds the request after a reconnect.
     @exclusivity(unchecked) var identity: [UInt8] = []
     /// The conversation whose turn this request runs (section 4.11), nil for a plain request.
     @exclusivity(unchecked) var conversation: ConversationKey?

@@ -1,8 +1,9 @@
 import ConciergeJSON
 import IntentWire
 
-/// Whose conversation it is, and its id: a client's CURVE public key (without CURVE, its routing id) and the id the
-/// client chose (`Schemas/PROTOCOL.md` section 4.11). Another client never finds it.
+/// Whose conversation it is, and its id: a client's identity (its CURVE public key and scope, PROTOCOL.md 3.4;
+/// without either, its routing id) and the id the client chose (`Schemas/PROTOCOL.md` section 4.11). Another client
+/// never finds it.
 struct ConversationKey: Hashable {
     let scope: [UInt8]
     let id: [UInt8]

@@ -3,11 +3,11 @@ import DequeModule
 /// The broker's records of idempotency keys (design in `Docs/IDEMPOTENCY.md`): what a REQUEST carrying a
 /// key already seen gets instead of a second job.
 ///
-/// A record is scoped to the client's identity (its CURVE public key, or one shared scope without CURVE), the
-/// intent type and the key. It remembers a fingerprint of the first request's body (a different body is a
-/// conflict), how many attempts ran, and its state: in flight (duplicates attach to that request), completed (its
-/// final reply is replayed), or outcome unknown (a retry runs handle again, as attempt n + 1, but never while an
-/// earlier attempt may still be running on a live worker).
+/// A record is scoped to the client's identity (its CURVE public key and the scope its routing id names, PROTOCOL.md
+/// 3.4; one shared scope without either), the intent type and the key. It remembers a fingerprint of the first
+/// request's body (a different body is a conflict), how many attempts ran, and its state: in flight (duplicates
+/// attach to that request), completed (its final reply is replayed), or outcome unknown (a retry runs handle again,
+/// as attempt n + 1, but never while an earlier attempt may still be running on a live worker).
 ///
 /// Ended records are kept for `ttl` after they ended, at most `capacity` of them and `byteBudget` bytes (their
 /// scopes plus what the caller says their reply costs); past a bound the oldest go first, and are counted in
