@@ -1,3 +1,4 @@
+import IntentClient
 import Synchronization
 
 /// Bounds how long a request waits for its first reply when no broker answers (Docs/GATEWAY.md, "When the broker is
@@ -21,7 +22,7 @@ final class DeadlineSweeper: Sendable {
         var request: TrackedRequest
         var expiry: ContinuousClock.Instant
         var giveUp: ContinuousClock.Instant
-        var isConnected: @Sendable () -> Bool
+        var client: ConciergeClient
     }
 
     fileprivate struct Queue {
@@ -45,12 +46,10 @@ final class DeadlineSweeper: Sendable {
 
     private let queues = Mutex<[Duration: Queue]>([:])
 
-    /// Watches `request` from now: its first reply is due within `wait`; `isConnected` tells whether its client
-    /// is connected to a broker.
-    func watch(_ request: TrackedRequest, wait: Duration, isConnected: @escaping @Sendable () -> Bool) {
+    /// Watches `request`, sent on `client`, from now: its first reply is due within `wait`.
+    func watch(_ request: TrackedRequest, on client: ConciergeClient, wait: Duration) {
         let now = ContinuousClock.now
-        let entry = Entry(
-            request: request, expiry: now + wait, giveUp: now + wait + Self.limit, isConnected: isConnected)
+        let entry = Entry(request: request, expiry: now + wait, giveUp: now + wait + Self.limit, client: client)
         queues.withLock { $0[wait, default: Queue()].entries.append(entry) }
     }
 
@@ -73,7 +72,7 @@ final class DeadlineSweeper: Sendable {
         }
         var again: [Entry] = []
         for var entry in due where !entry.request.hasReply {
-            if !entry.isConnected() || now >= entry.giveUp {
+            if !entry.client.isConnected || now >= entry.giveUp {
                 entry.request.unavailable()
             } else {
                 entry.expiry = now + Self.recheck

@@ -11,9 +11,10 @@ extension Gateway {
     func submit(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let (identity, client) = try authenticate(request)
         guard !draining.load(ordering: .relaxed) else { throw Self.shuttingDown }
-        let phase = try RequestInput.phase(request)
-        let deadline = try RequestInput.deadline(request)
-        let definitionVersion = try RequestInput.definitionVersion(request)
+        let query = request.uri.queryParameters
+        let phase = try RequestInput.phase(query)
+        let deadline = try RequestInput.deadline(request, query: query)
+        let definitionVersion = try RequestInput.definitionVersion(query)
         let key = try RequestInput.idempotencyKey(request)
         let trace = TraceContext.incoming(request.headers)
         let (body, json) = try await RequestInput.jsonBody(request, limit: configuration.maxBodyBytes)
@@ -36,9 +37,10 @@ extension Gateway {
             idempotencyKey: key.map { Self.brokerKey($0, of: identity, scoped: clients.requiresToken) },
             traceContext: outgoing, handler: { tracked.receive($0) })
         tracked.attach(sent)
-        sweeper.watch(tracked, wait: deadline ?? configuration.defaultDeadline) { client.isConnected }
-        // The head waits for the first reply (at most the deadline), so that it can say whether it is a replay.
-        let first = await tracked.wait(after: 0, timeout: nil)
+        sweeper.watch(tracked, on: client, wait: deadline ?? configuration.defaultDeadline)
+        // The head waits for the first reply (at most the deadline: the sweeper ends the request then when no
+        // broker answers), so that it can say whether it is a replay.
+        let first = await tracked.firstReply()
         if RequestInput.wantsEventStream(request) { return eventStream(tracked, first: first) }
         return respond(first, id: id)
     }

@@ -1,11 +1,15 @@
 import ConciergeJSON
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import IntentWire
 
 /// Reading what a caller sent: the body (its media type, its size, JSON), the headers and query parameters.
 /// Each function throws the ``GatewayProblem`` the caller gets.
 enum RequestInput {
+    /// A request's query parameters, parsed (Hummingbird parses them again at each `queryParameters`).
+    typealias Query = FlatDictionary<Substring, Substring>
+
     /// The body as JSON: its media type must be `application/json` (or `+json`), it must fit in `limit` bytes,
     /// and it must parse.
     static func json(_ request: Request, limit: Int) async throws -> JSONValue {
@@ -44,8 +48,11 @@ enum RequestInput {
     /// `type/subtype` of a `Content-Type` value, lowercased, without parameters.
     static func mediaType(_ value: String?) -> String {
         guard let value else { return "" }
-        let type = value.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
-        return type.trimmingSpaces.lowercased()
+        if value == "application/json" { return value }  // as nearly every caller sends it
+        var bytes = Array(value.utf8.prefix { $0 != UInt8(ascii: ";") })
+        while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
+        let start = bytes.firstIndex { $0 != 0x20 && $0 != 0x09 } ?? bytes.endIndex
+        return String(decoding: bytes[start...].map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
     /// Whether the caller asks for server-sent events.
@@ -84,7 +91,12 @@ enum RequestInput {
 
     /// The phase (`?phase=`), lifecycle when not given.
     static func phase(_ request: Request) throws(GatewayProblem) -> RequestPhase {
-        guard let text = request.uri.queryParameters["phase"].map(String.init) else { return .lifecycle }
+        try phase(request.uri.queryParameters)
+    }
+
+    /// ``phase(_:)-(Request)`` of a query already parsed.
+    static func phase(_ query: Query) throws(GatewayProblem) -> RequestPhase {
+        guard let text = query["phase"].map(String.init) else { return .lifecycle }
         guard let phase = RequestPhase(rawValue: text) else {
             throw GatewayProblem(
                 code: "bad-phase",
@@ -96,7 +108,12 @@ enum RequestInput {
     /// The definition version asked for (`?definition_version=`, PROTOCOL.md 5.18): a whole number from 1; nil when
     /// not given (the broker pins the oldest version served).
     static func definitionVersion(_ request: Request) throws(GatewayProblem) -> Int? {
-        guard let text = request.uri.queryParameters["definition_version"].map(String.init) else { return nil }
+        try definitionVersion(request.uri.queryParameters)
+    }
+
+    /// ``definitionVersion(_:)-(Request)`` of a query already parsed.
+    static func definitionVersion(_ query: Query) throws(GatewayProblem) -> Int? {
+        guard let text = query["definition_version"].map(String.init) else { return nil }
         guard let version = Int(text), (1...Int(Int32.max)).contains(version) else {
             throw GatewayProblem(
                 code: "bad-definition-version",
@@ -108,10 +125,15 @@ enum RequestInput {
     /// The first-reply deadline: `Concierge-Deadline` (it wins) or `?deadline_ms=`, 10 to 60000 ms; nil: the
     /// broker's.
     static func deadline(_ request: Request) throws(GatewayProblem) -> Duration? {
+        try deadline(request, query: request.uri.queryParameters)
+    }
+
+    /// ``deadline(_:)`` with the query already parsed.
+    static func deadline(_ request: Request, query: Query) throws(GatewayProblem) -> Duration? {
         // Both are checked when both are given: a bad value is never silently overridden.
         let header = try milliseconds(request.headers[GatewayHeaders.deadline])
-        let query = try milliseconds(request.uri.queryParameters["deadline_ms"].map(String.init))
-        return (header ?? query).map { .milliseconds($0) }
+        let inQuery = try milliseconds(query["deadline_ms"].map(String.init))
+        return (header ?? inQuery).map { .milliseconds($0) }
     }
 
     private static func milliseconds(_ text: String?) throws(GatewayProblem) -> Int? {
@@ -152,11 +174,5 @@ enum RequestInput {
             throw GatewayProblem(code: code, detail: "an id has 1 to 255 bytes")
         }
         return id
-    }
-}
-
-extension String {
-    var trimmingSpaces: String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }

@@ -166,6 +166,22 @@ final class TrackedRequest: Sendable {
         return snapshot
     }
 
+    /// The request as it stands once it has a reply (or ended, or the gateway shuts down). Cancelling the calling
+    /// task does not end this wait: it is bounded by the request's deadline (``DeadlineSweeper``), and it saves the
+    /// cancellation handler on the busiest path.
+    func firstReply() async -> Snapshot {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                if state.snapshot.version > 0 || state.snapshot.shuttingDown { return true }
+                state.nextWaiter += 1
+                state.waiters[state.nextWaiter] = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        return snapshot
+    }
+
     private func waitForChange(after seen: Int) async {
         let waiter = state.withLock { state in
             state.nextWaiter += 1

@@ -10,7 +10,7 @@ struct Concierge: AsyncParsableCommand {
             UpCommand.self, BrokerCommand.self, WorkerCommand.self, PoolCommand.self, ScaleCommand.self,
             SendCommand.self, ReplayCommand.self, GatewayCommand.self,
             LoadCommand.self, KeygenCommand.self, JournalCommand.self, TopCommand.self, IntentsCommand.self,
-            PermissionsCommand.self, VersionCommand.self,
+            PermissionsCommand.self, VersionCommand.self, HTTPFloorCommand.self,
         ]
     )
 }
