@@ -4,9 +4,17 @@ import Hummingbird
 import IntentClient
 import IntentWire
 import Synchronization
+import Tracing
 
-/// `/v1/conversations`: start, answer, read, end (PROTOCOL.md 4.11). Each call waits for the turn's ending. A turn
-/// carries the caller's `traceparent`/`tracestate` as a request does (no span of the gateway's own).
+/// `/v1/conversations`: start, answer, read, end (PROTOCOL.md 4.11).
+///
+/// A turn is answered as `POST /v1/requests` answers a request: it is a tracked request of its own (its id, made by
+/// the gateway, is the request id of its first attempt at the broker and its `Concierge-Request-Id`), followed by a
+/// task of its own, so it goes on when the caller goes away. The response head waits for the turn's first reply: its
+/// ending (201 or 200 with the final Interaction, `Idempotent-Replayed: true` for a stored reply sent again, or a
+/// problem), else the progress reply at the deadline (202, `Location: /v1/requests/{id}` to long-poll); with
+/// `Accept: text/event-stream`, the events of ``eventStream(_:first:)``. With `--tracing` each turn has a server span
+/// named after its route (``GatewayTrace/startTurn(route:requestID:conversationID:intentType:trace:tracing:)``).
 extension Gateway {
     func startConversation(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let (identity, client) = try authenticate(request)
@@ -34,28 +42,35 @@ extension Gateway {
         }
         let (interaction, intentType) = try RequestInput.interaction(json)
         try checkPermission(identity, intentType: intentType, phase: .lifecycle)
-        do {
-            let turn = try await client.startConversation(
-                intentType: intentType, body: interaction.serialized(), id: id, flags: flags, deadline: deadline,
-                traceContext: TraceContext.incoming(request.headers))
-            return Self.respond(turn, status: .created)
-        } catch let error as ClientError {
-            throw Self.problem(error, requestID: error.reply?.requestID)
+        // The same Conversation-Id with the same Interaction (serialized with sorted keys: the same JSON however it
+        // was written) and flags is the same turn 1: replayed. Another one is the broker's idempotency-conflict.
+        let body = interaction.serialized()
+        let finalFlags = flags
+        return await turn(
+            request, identity: identity, conversation: id, route: "POST /v1/conversations", intentType: intentType,
+            status: .created
+        ) { requestID, trace, progress in
+            try await client.startConversation(
+                intentType: intentType, body: body, id: id, flags: finalFlags, deadline: deadline,
+                traceContext: trace, requestID: requestID, progress: progress)
         }
     }
 
     func answer(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let (_, client) = try authenticate(request)
+        let (identity, client) = try authenticate(request)
+        guard !draining.load(ordering: .relaxed) else {
+            throw GatewayProblem(code: "shutting-down", detail: "the gateway is shutting down")
+        }
         let id = try RequestInput.pathID(context, code: "bad-conversation-id")
         let deadline = try RequestInput.deadline(request)
         let answers = try Self.answers(try await RequestInput.json(request, limit: configuration.maxBodyBytes))
-        do {
-            let turn = try await client.answer(
-                conversation: id, answers, deadline: deadline,
-                traceContext: TraceContext.incoming(request.headers))
-            return Self.respond(turn, status: .ok)
-        } catch let error as ClientError {
-            throw Self.problem(error, requestID: error.reply?.requestID)
+        return await turn(
+            request, identity: identity, conversation: id, route: "POST /v1/conversations/{id}/turns",
+            intentType: nil, status: .ok
+        ) { requestID, trace, progress in
+            try await client.answer(
+                conversation: id, answers, deadline: deadline, traceContext: trace, requestID: requestID,
+                progress: progress)
         }
     }
 
@@ -72,14 +87,75 @@ extension Gateway {
         }
     }
 
-    private static func respond(_ turn: ConversationTurn, status: HTTPResponse.Status) -> Response {
-        var headers: HTTPFields = [
-            .contentType: "application/json", GatewayHeaders.conversationID: turn.conversation.id,
-            GatewayHeaders.requestID: turn.reply.requestID, .location: "/v1/conversations/\(turn.conversation.id)",
-        ]
-        if turn.reply.isReplay { headers[GatewayHeaders.replayed] = "true" }
-        return Response(
-            status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: turn.reply.body)))
+    // MARK: Turns
+
+    /// Sends one turn (`send`, given the turn's request id, the trace context to carry and where its progress reply
+    /// goes) as a tracked request, and answers the caller as ``submit(_:context:)`` does: `status` (201 for turn 1,
+    /// 200 for a later one) with the final reply, 202 with the progress reply, or the event stream.
+    private func turn(
+        _ request: Request, identity: GatewayIdentity, conversation: String, route: String, intentType: String?,
+        status: HTTPResponse.Status,
+        _ send:
+            @escaping @Sendable (
+                _ requestID: String, _ trace: TraceContext?, _ progress: @escaping @Sendable (Reply) -> Void
+            ) async throws -> ConversationTurn
+    ) async -> Response {
+        let requestID = makeRequestID()
+        let (outgoing, span) = GatewayTrace.startTurn(
+            route: route, requestID: requestID, conversationID: conversation, intentType: intentType,
+            trace: TraceContext.incoming(request.headers), tracing: configuration.tracing)
+        let tracked = TrackedRequest(id: requestID, identity: identity)
+        table.add(tracked)
+        let table = self.table
+        // Not a child of this route: the turn goes on when the caller goes away.
+        Task {
+            do {
+                let turn = try await send(requestID, outgoing) { tracked.record($0) }
+                span?.attributes["concierge.turn"] = turn.number
+                if intentType == nil, let type = turn.state?.intentType {
+                    span?.attributes["concierge.intent_type"] = type
+                }
+                tracked.record(turn.reply)
+            } catch let error as ClientError {
+                if let reply = error.reply, reply.isFinal {
+                    tracked.record(reply)
+                } else {
+                    tracked.end(.failure(Self.problem(error, requestID: requestID)))
+                }
+            } catch {
+                tracked.end(.failure(GatewayProblem(code: "internal", detail: "\(error)", requestID: requestID)))
+            }
+            table.ended(tracked)
+            GatewayTrace.end(span, outcome: Self.outcome(of: tracked.snapshot))
+        }
+        // The head waits for the first reply (at most the deadline), so that it can say whether it is a replay.
+        let first = await tracked.wait(after: 0, timeout: nil)
+        var response: Response
+        if RequestInput.wantsEventStream(request) {
+            response = eventStream(tracked, first: first)
+        } else if case .reply(let reply) = first.ending, reply.status == .final {
+            var headers: HTTPFields = [
+                .contentType: "application/json", GatewayHeaders.requestID: requestID,
+                .location: "/v1/conversations/\(conversation)",
+            ]
+            if reply.isReplay { headers[GatewayHeaders.replayed] = "true" }
+            response = Response(
+                status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: reply.body)))
+        } else {
+            // Progress (202, Location: /v1/requests/{id}), or a problem.
+            response = respond(first, id: requestID)
+        }
+        response.headers[GatewayHeaders.conversationID] = conversation
+        return response
+    }
+
+    /// A turn's ending for its span: `final`, the error's code, or `open`.
+    private static func outcome(of snapshot: TrackedRequest.Snapshot) -> String {
+        switch snapshot.ending {
+        case .reply(let reply): reply.status == .final ? "final" : (reply.errorCode ?? "error")
+        case .failure(let problem): problem.code
+        case nil: "open"
+        }
     }
 
     /// `?record=` and `?confirm=`: `true` or `false`.

@@ -40,21 +40,26 @@ extension ConciergeClient {
 
     /// ``startConversation(intent:id:flags:deadline:retry:traceContext:progress:)`` with a raw Interaction body
     /// (`{"intent": {...}}`).
+    ///
+    /// - Parameter requestID: the request id of the turn's first attempt (default: a new one); each retry gets a new
+    ///   one. A caller that names the turn before it ends (the HTTP gateway's `Concierge-Request-Id`) passes it, so
+    ///   that STATUS of that id reaches the turn at the broker.
     public func startConversation(
         intentType: String?, body: [UInt8], id: String? = nil, flags: ConversationFlags = [],
         deadline: Duration? = nil, retry: RetryPolicy? = RetryPolicy(), traceContext: TraceContext? = nil,
-        progress: (@Sendable (Reply) -> Void)? = nil
+        requestID: String? = nil, progress: (@Sendable (Reply) -> Void)? = nil
     ) async throws -> ConversationTurn {
         try await turn(
             id ?? Self.makeConversationID(), starting: true, intentType: intentType, body: body, flags: flags,
-            deadline: deadline, retry: retry, traceContext: traceContext, progress: progress)
+            deadline: deadline, retry: retry, traceContext: traceContext, requestID: requestID, progress: progress)
     }
 
     /// Sends `answers` (applied in order) as the next turn of conversation `conversation`; `traceContext` as for
-    /// ``startConversation(intent:id:flags:deadline:retry:traceContext:progress:)``.
+    /// ``startConversation(intent:id:flags:deadline:retry:traceContext:progress:)``, `requestID` as for
+    /// ``startConversation(intentType:body:id:flags:deadline:retry:traceContext:requestID:progress:)``.
     public func answer(
         conversation: String, _ answers: [ConversationAnswer], deadline: Duration? = nil,
-        retry: RetryPolicy? = RetryPolicy(), traceContext: TraceContext? = nil,
+        retry: RetryPolicy? = RetryPolicy(), traceContext: TraceContext? = nil, requestID: String? = nil,
         progress: (@Sendable (Reply) -> Void)? = nil
     ) async throws -> ConversationTurn {
         guard !answers.isEmpty else {
@@ -62,7 +67,8 @@ extension ConciergeClient {
         }
         return try await turn(
             conversation, starting: false, intentType: nil, body: ConversationAnswer.body(answers).serialized(),
-            flags: [], deadline: deadline, retry: retry, traceContext: traceContext, progress: progress)
+            flags: [], deadline: deadline, retry: retry, traceContext: traceContext, requestID: requestID,
+            progress: progress)
     }
 
     /// A value for `parameter` as the next turn.
@@ -141,10 +147,11 @@ extension ConciergeClient {
     }
 
     /// Runs one turn: its number from the ledger (reading the conversation first when the last turn's outcome is
-    /// unknown), then its attempts, all with that number.
+    /// unknown), then its attempts, all with that number (the first under `requestID`, if given).
     private func turn(
         _ conversationID: String, starting: Bool, intentType: String?, body: [UInt8], flags: ConversationFlags,
-        deadline: Duration?, retry: RetryPolicy?, traceContext: TraceContext?, progress: (@Sendable (Reply) -> Void)?
+        deadline: Duration?, retry: RetryPolicy?, traceContext: TraceContext?, requestID: String? = nil,
+        progress: (@Sendable (Reply) -> Void)?
     ) async throws -> ConversationTurn {
         try Self.checkConversationID(conversationID)
         let trace = Self.outgoingTraceContext(traceContext)
@@ -169,8 +176,8 @@ extension ConciergeClient {
             let result: Result<Reply, ClientError>
             do {
                 var reply = try await turnAttempt(
-                    conversationID, turn: number, body: body, flags: flags, deadline: deadline,
-                    throttleKey: throttleKey, traceContext: trace, progress: progress)
+                    conversationID, turn: number, requestID: attempt == 1 ? requestID : nil, body: body, flags: flags,
+                    deadline: deadline, throttleKey: throttleKey, traceContext: trace, progress: progress)
                 reply.attempts = attempt
                 result = .success(reply)
             } catch var error as ClientError {
@@ -197,12 +204,12 @@ extension ConciergeClient {
         }
     }
 
-    /// One attempt of a turn, under a new request id: its ending reply (final or error).
+    /// One attempt of a turn, under `requestID` or a new request id: its ending reply (final or error).
     private func turnAttempt(
-        _ conversationID: String, turn: Int, body: [UInt8], flags: ConversationFlags, deadline: Duration?,
-        throttleKey: String?, traceContext: TraceContext?, progress: (@Sendable (Reply) -> Void)?
+        _ conversationID: String, turn: Int, requestID: String?, body: [UInt8], flags: ConversationFlags,
+        deadline: Duration?, throttleKey: String?, traceContext: TraceContext?, progress: (@Sendable (Reply) -> Void)?
     ) async throws -> Reply {
-        let id = makeRequestID()
+        let id = requestID ?? makeRequestID()
         var message = WireFrameList()
         ClientMessageEncoder.turn(
             into: &message, version: traceContext == nil ? 3 : 4, requestID: id, conversationID: conversationID,

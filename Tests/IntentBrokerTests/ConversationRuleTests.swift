@@ -289,6 +289,48 @@ import Testing
         #expect(harness.readConversation("c2")?.code == "unknown-conversation")
     }
 
+    @Test func turn1AgainIsTheSameFirstTurnOrAnIdempotencyConflict() throws {
+        // Section 4.11.5: the same body and flags are attached or replayed; another body or other flags are
+        // refused `idempotency-conflict` with the conversation, in every state, after a restart too.
+        var harness = try Self.harness(journaling: true)
+        let other = #"{"intent":{"type":"SendMessage","parameters":{"recipient":\#(Self.john),"content":"Bye"}}}"#
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start)
+        harness.turn("r1-other", conversation: "c1", number: 1, body: other)
+        harness.turn("r1-flags", conversation: "c1", number: 1, body: Self.start, flags: [.confirm])
+        for id in ["r1-other", "r1-flags"] {
+            let refused = try #require(harness.endings(of: id).first, "\(id) is answered at once")
+            #expect(refused.code == "idempotency-conflict" && !refused.isReplay, "\(refused)")
+            #expect(Self.conversation(refused)?["turn"] == 1 && Self.conversation(refused)?["state"] == "running")
+        }
+        harness.turn("r1-same", conversation: "c1", number: 1, body: Self.start)
+        #expect(harness.endings(of: "r1-same").isEmpty, "attached to turn 1 while it runs")
+        #expect(harness.delivered.count == 1)
+        harness.answer("w1", outcome: .stop, body: Self.disambiguation)
+        let first = try #require(harness.endings(of: "r1").first)
+        #expect(harness.endings(of: "r1-same").first?.body == first.body)
+
+        harness.turn("r1-again", conversation: "c1", number: 1, body: Self.start)
+        let replayed = try #require(harness.endings(of: "r1-again").first)
+        #expect(replayed.isReplay && replayed.status == .final && replayed.body == first.body)
+        try harness.restart()
+        harness.register("w1", capacity: 4, types: ["SendMessage"], version: 2)
+        harness.turn("r1-other-again", conversation: "c1", number: 1, body: other)
+        #expect(harness.endings(of: "r1-other-again").first?.code == "idempotency-conflict")
+        harness.turn("r1-after-restart", conversation: "c1", number: 1, body: Self.start)
+        #expect(harness.endings(of: "r1-after-restart").first?.isReplay == true)
+        #expect(harness.delivered.count == 1, "no turn 1 ran again")
+
+        // After turn 2: the same turn 1 is a turn-mismatch, another one still a conflict; nothing changed.
+        harness.turn("r2", conversation: "c1", number: 2, body: #"{"parameter":"recipient","option":0}"#)
+        harness.answer("w1", outcome: .stop, body: Self.disambiguation)
+        harness.turn("r1-late", conversation: "c1", number: 1, body: Self.start)
+        harness.turn("r1-late-other", conversation: "c1", number: 1, body: other)
+        #expect(harness.endings(of: "r1-late").first?.code == "turn-mismatch")
+        #expect(harness.endings(of: "r1-late-other").first?.code == "idempotency-conflict")
+        let state = Self.conversation(harness.readConversation("c1"))
+        #expect(state?["turn"] == 2 && state?["state"] == "asking")
+    }
+
     @Test func handleNeverRunsTwiceInsideAConversation() throws {
         var harness = try Self.harness()
         harness.turn("r1", conversation: "c1", number: 1, body: Self.start, flags: [.confirm])

@@ -1,7 +1,8 @@
 """One trace from an HTTP caller to the handler, through the gateway (Docs/GATEWAY.md, Docs/TRACING.md): the
 caller's `traceparent` header is the parent of the gateway's `POST /v1/requests` span, whose child is the broker's
 `concierge.request`, then each `concierge.job` and its `concierge.handler`, all in the caller's trace, exported over
-OTLP/HTTP to a real receiver (otlp_receiver.py). With tracing off, the handler sees the caller's context unchanged."""
+OTLP/HTTP to a real receiver (otlp_receiver.py); each conversation turn gets a span of its own the same way, named
+after its route. With tracing off, the handler sees the caller's context unchanged."""
 
 from __future__ import annotations
 
@@ -79,6 +80,42 @@ def test_a_lifecycle_through_the_gateway_is_one_trace(run_dir, spawn):
     assert request.parent_span_id == entry.span_id, (request, entry)
     assert jobs and all(j.parent_span_id == request.span_id for j in jobs), jobs
     assert all(h.parent_span_id in {j.span_id for j in jobs} for h in handlers), handlers
+    assert all(s.trace_id == trace_id for s in spans)
+
+
+def test_each_conversation_turn_through_the_gateway_has_a_span(run_dir, spawn):
+    """A turn is traced as a request is: `POST /v1/conversations` (turn 1) and `POST /v1/conversations/{id}/turns`
+    (turn 2) are server spans whose parent is the caller's span, with the turn's request id, conversation id,
+    intent type, number and outcome; the broker's `concierge.request` of each turn is its child."""
+    with OTLPReceiver() as receiver:
+        gateway = start(run_dir, spawn, "gwct", tracing=True, env=receiver.env("concierge-gateway-test"))
+        trace_id, caller_span, traceparent = caller_context()
+        headers = {"traceparent": traceparent}
+        started = httpx.post(gateway.url + "/v1/conversations", params={"confirm": "true"}, headers=headers,
+                             json=echo("turns"), timeout=30)
+        assert started.status_code == 201, started.text
+        cid = started.headers["conversation-id"]
+        answered = httpx.post(gateway.url + f"/v1/conversations/{cid}/turns", headers=headers,
+                              json={"confirm": True}, timeout=30)
+        assert answered.status_code == 200, answered.text
+
+        def complete(spans) -> bool:
+            names = [s.name for s in spans]
+            return ("POST /v1/conversations" in names and "POST /v1/conversations/{id}/turns" in names
+                    and names.count("concierge.request") >= 2)
+
+        spans = receiver.wait_for(complete, timeout=20, trace_id=trace_id)
+    [first] = [s for s in spans if s.name == "POST /v1/conversations"]
+    [second] = [s for s in spans if s.name == "POST /v1/conversations/{id}/turns"]
+    requests = [s for s in spans if s.name == "concierge.request"]
+    for entry, response, number in ((first, started, 1), (second, answered, 2)):
+        assert entry.parent_span_id == caller_span and entry.kind == "server", entry
+        assert entry.attributes.get("concierge.request_id") == response.headers["concierge-request-id"], entry
+        assert entry.attributes.get("concierge.conversation_id") == cid, entry
+        assert entry.attributes.get("concierge.intent_type") == "Echo", entry
+        assert entry.attributes.get("concierge.turn") == number, entry
+        assert entry.attributes.get("concierge.outcome") == "final", entry
+        assert [r for r in requests if r.parent_span_id == entry.span_id], (entry, requests)
     assert all(s.trace_id == trace_id for s in spans)
 
 

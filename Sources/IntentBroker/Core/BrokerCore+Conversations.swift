@@ -26,6 +26,13 @@ extension BrokerCore {
             }
             return start(turn, key: key, client: client, body: body, identity: identity, now: now)
         }
+        if turn.turn == 1, !isFirstTurn(of: conversation, body: body, flags: turn.flags) {
+            // The id names one first turn, as an idempotency key names one body (section 4.11.5, check 11b).
+            return refuseTurn(
+                turn, client: client, identity: identity, .idempotencyConflict,
+                "conversation \"\(key.name)\" was started with another turn 1 (another body or flags): start a new "
+                    + "conversation with a new id", conversation: conversation, now: now)
+        }
         switch conversation.state {
         case .running:
             if turn.turn == conversation.turn, let running = conversation.running, requests[running.request] != nil {
@@ -157,6 +164,7 @@ extension BrokerCore {
             )
         }
         let intentType = Array(type.utf8)
+        let firstTurn = BodyFingerprint(body, seeds: fingerprintSeeds)  // the body as sent
         var body = body
         if definitionVersion != nil {
             // `Type@N` asks for version N (section 5.18); the handlers see the type itself.
@@ -169,6 +177,7 @@ extension BrokerCore {
         var conversation = Conversation(
             key: key, intentType: intentType, flags: turn.flags, maxAsks: maxAsks(ofType: intentType),
             recording: recording, intent: .object(intent), now: now)
+        conversation.firstTurn = firstTurn
         guard
             let id = submit(
                 turn, key: key, intentType: intentType, phase: .lifecycle, body: body, client: client,
@@ -392,6 +401,14 @@ extension BrokerCore {
     }
 
     // MARK: Helpers
+
+    /// Whether a turn 1 sent again is the conversation's own: the same body, byte for byte (by its fingerprint), and
+    /// the same flags (section 4.11.5). A conversation with no fingerprint (journaled before the broker kept one)
+    /// takes any.
+    private func isFirstTurn(of conversation: Conversation, body: [UInt8], flags: ClientTurn.Flags) -> Bool {
+        guard let first = conversation.firstTurn else { return true }
+        return conversation.flags == flags && first == BodyFingerprint(body, seeds: fingerprintSeeds)
+    }
 
     /// Ends `conversation` with `ending` (stored), counted in statistics and metrics.
     private mutating func finish(_ conversation: inout Conversation, _ ending: Conversation.Ending, now: UInt64) {

@@ -69,6 +69,10 @@ struct Conversation {
     let key: ConversationKey
     let intentType: [UInt8]
     let flags: ClientTurn.Flags
+    /// The fingerprint of turn 1's body as received (section 4.11.5): a turn 1 sent again under this id must carry
+    /// the same body (and ``flags``), else it is `idempotency-conflict`. Nil for a conversation read back from a
+    /// journal written before the broker kept it (its turn 1 is then not compared).
+    var firstTurn: BodyFingerprint?
     let maxAsks: Int
     /// Whether its turns are recorded in a transcript.
     let recording: Bool
@@ -194,6 +198,7 @@ extension Conversation {
             "asks": .array(asks.map { .array([.string($0.parameter), .int(Int64($0.count))]) }),
         ]
         if let confirmOutput { object["confirmOutput"] = .string(Self.hex(confirmOutput)) }
+        if let firstTurn { object["firstTurn"] = .string(Self.hex(firstTurn)) }
         if let ending { object["ending"] = .string(ending.rawValue) }
         if let endingParameter { object["endingParameter"] = .string(endingParameter) }
         if let endingCode { object["endingCode"] = .string(endingCode) }
@@ -236,6 +241,7 @@ extension Conversation {
             return (name, count)
         }
         self.confirmOutput = object["confirmOutput"]?.stringValue.flatMap(Self.bytes(hex:))
+        self.firstTurn = object["firstTurn"]?.stringValue.flatMap(Self.fingerprint(hex:))
         self.ending = object["ending"]?.stringValue.flatMap(Ending.init(rawValue:))
         self.endingParameter = object["endingParameter"]?.stringValue
         self.endingCode = object["endingCode"]?.stringValue
@@ -254,6 +260,21 @@ extension Conversation {
             self.recoveredTurnKey = RequestKey(client: client, id: id)
         }
         if state == .ended { endedAt = now }
+    }
+
+    /// A fingerprint as 32 hex digits (its high word, then its low word).
+    static func hex(_ fingerprint: BodyFingerprint) -> String {
+        [fingerprint.high, fingerprint.low].map { word in
+            let digits = String(word, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }.joined()
+    }
+
+    static func fingerprint(hex: String) -> BodyFingerprint? {
+        guard hex.utf8.count == 32, let high = UInt64(hex.prefix(16), radix: 16),
+            let low = UInt64(hex.suffix(16), radix: 16)
+        else { return nil }
+        return BodyFingerprint(high: high, low: low)
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
