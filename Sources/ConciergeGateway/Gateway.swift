@@ -86,7 +86,9 @@ public final class Gateway: Service, Sendable {
         } else {
             server = .http1()
         }
-        var httpLogger = logger
+        // Hummingbird's own lines at warning and above; its metadata per request is kept, not formatted.
+        let handler = logger.handler
+        var httpLogger = Logger(label: logger.label) { _ in QuietMetadataLogHandler(wrapping: handler) }
         httpLogger.logLevel = max(logger.logLevel, .warning)
         let logger = self.logger
         let endpoint = configuration.listen

@@ -1,6 +1,7 @@
 public import ConciergeHTTP
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 
 /// The floor of the gateway's benchmark (`Scripts/bench-gateway`, Docs/PERFORMANCE.md): a minimal Hummingbird
@@ -16,10 +17,15 @@ public enum HTTPFloor {
             return Response(
                 status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: body))
         }
+        // The gateway's logger setup (warning and above, metadata not formatted per request).
+        var logger = Logger(label: "concierge.http-floor") { label in
+            QuietMetadataLogHandler(wrapping: StreamLogHandler.standardError(label: label))
+        }
+        logger.logLevel = .warning
         let application = Application(
             router: router, server: .http1(),
             configuration: .init(address: .hostname(listen.host, port: listen.port), backlog: 4096),
-            onServerRunning: { channel in ready(channel.localAddress?.port ?? listen.port) })
+            onServerRunning: { channel in ready(channel.localAddress?.port ?? listen.port) }, logger: logger)
         try await application.run()  // until SIGTERM ends the process
     }
 }

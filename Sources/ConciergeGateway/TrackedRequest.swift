@@ -38,6 +38,9 @@ final class TrackedRequest: Sendable {
     private struct State {
         var snapshot = Snapshot(version: 0, progress: nil, ending: nil, shuttingDown: false)
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        /// The route that sent it, waiting for the first reply (no dictionary for the one waiter nearly every
+        /// request has).
+        var firstWaiter: CheckedContinuation<Void, Never>?
         var nextWaiter: UInt64 = 0
         /// The client's handle on the request (to abandon it), once sent.
         var sent: SentRequest?
@@ -140,13 +143,16 @@ final class TrackedRequest: Sendable {
     var isEnded: Bool { state.withLock { $0.snapshot.ending != nil } }
 
     private func change(_ body: (inout Snapshot) -> Void) {
-        let waiters = state.withLock { state in
+        let (first, waiters) = state.withLock { state in
             body(&state.snapshot)
             state.snapshot.version += 1
-            let waiters = state.waiters
-            state.waiters = [:]
-            return waiters
+            defer {
+                state.firstWaiter = nil
+                if !state.waiters.isEmpty { state.waiters = [:] }
+            }
+            return (state.firstWaiter, state.waiters)
         }
+        first?.resume()
         for waiter in waiters.values { waiter.resume() }
     }
 
@@ -173,8 +179,12 @@ final class TrackedRequest: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state in
                 if state.snapshot.version > 0 || state.snapshot.shuttingDown { return true }
-                state.nextWaiter += 1
-                state.waiters[state.nextWaiter] = continuation
+                if state.firstWaiter == nil {
+                    state.firstWaiter = continuation
+                } else {
+                    state.nextWaiter += 1
+                    state.waiters[state.nextWaiter] = continuation
+                }
                 return false
             }
             if now { continuation.resume() }

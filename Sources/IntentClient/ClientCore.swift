@@ -73,6 +73,7 @@ final class ClientCore: @unchecked Sendable {
 
     func run() {
         var buffer = ZMQMultipart(capacity: 16)
+        var taken: [ConciergeClient.Command] = []
         var closed = false
         var polled: ObjectIdentifier?
         var poller = ZMQPoller()
@@ -99,13 +100,16 @@ final class ClientCore: @unchecked Sendable {
                 }
                 perform()
             }
-            let (commands, isClosed) = inbox.withLock { inbox in
-                defer { inbox.commands.removeAll(keepingCapacity: true) }
-                return (inbox.commands, inbox.closed)
+            // The inbox and `taken` trade buffers: no allocation per turn.
+            closed = inbox.withLock { inbox in
+                swap(&taken, &inbox.commands)
+                return inbox.closed
             }
-            closed = isClosed
-            machine.commands(commands.map(Self.machineCommand), now: MonotonicTime.now(), connection: &connection)
-            perform()
+            if !taken.isEmpty {
+                machine.commands(taken.map(Self.machineCommand), now: MonotonicTime.now(), connection: &connection)
+                taken.removeAll(keepingCapacity: true)
+                perform()
+            }
             while (try? connection.socket.receive(into: &buffer)) == true {
                 receive(&buffer, now: MonotonicTime.now())
                 perform()
