@@ -18,9 +18,7 @@ import Tracing
 extension Gateway {
     func startConversation(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let (identity, client) = try authenticate(request)
-        guard !draining.load(ordering: .relaxed) else {
-            throw GatewayProblem(code: "shutting-down", detail: "the gateway is shutting down")
-        }
+        guard !draining.load(ordering: .relaxed) else { throw Self.shuttingDown }
         let deadline = try RequestInput.deadline(request)
         let id = request.headers[GatewayHeaders.conversationID] ?? ConciergeClient.makeConversationID()
         guard ConciergeClient.isValidConversationID(id) else {
@@ -47,8 +45,8 @@ extension Gateway {
         let body = interaction.serialized()
         let finalFlags = flags
         return await turn(
-            request, identity: identity, conversation: id, route: "POST /v1/conversations", intentType: intentType,
-            status: .created
+            request, identity: identity, client: client, deadline: deadline, conversation: id,
+            route: "POST /v1/conversations", intentType: intentType, status: .created
         ) { requestID, trace, progress in
             try await client.startConversation(
                 intentType: intentType, body: body, id: id, flags: finalFlags, deadline: deadline,
@@ -58,15 +56,13 @@ extension Gateway {
 
     func answer(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let (identity, client) = try authenticate(request)
-        guard !draining.load(ordering: .relaxed) else {
-            throw GatewayProblem(code: "shutting-down", detail: "the gateway is shutting down")
-        }
+        guard !draining.load(ordering: .relaxed) else { throw Self.shuttingDown }
         let id = try RequestInput.pathID(context, code: "bad-conversation-id")
         let deadline = try RequestInput.deadline(request)
         let answers = try Self.answers(try await RequestInput.json(request, limit: configuration.maxBodyBytes))
         return await turn(
-            request, identity: identity, conversation: id, route: "POST /v1/conversations/{id}/turns",
-            intentType: nil, status: .ok
+            request, identity: identity, client: client, deadline: deadline, conversation: id,
+            route: "POST /v1/conversations/{id}/turns", intentType: nil, status: .ok
         ) { requestID, trace, progress in
             try await client.answer(
                 conversation: id, answers, deadline: deadline, traceContext: trace, requestID: requestID,
@@ -77,14 +73,12 @@ extension Gateway {
     func readConversation(_ request: Request, context: BasicRequestContext, end: Bool) async throws -> Response {
         let (_, client) = try authenticate(request)
         let id = try RequestInput.pathID(context, code: "bad-conversation-id")
-        do {
-            let state = end ? try await client.endConversation(id) : try await client.conversation(id)
-            return Response(
-                status: .ok, headers: [.contentType: "application/json", GatewayHeaders.conversationID: id],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: state.json.serialized())))
-        } catch let error as ClientError {
-            throw Self.problem(error, requestID: nil)
+        let state = try await brokerCall(requestID: nil) {
+            end ? try await client.endConversation(id) : try await client.conversation(id)
         }
+        return Response(
+            status: .ok, headers: [.contentType: "application/json", GatewayHeaders.conversationID: id],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: state.json.serialized())))
     }
 
     // MARK: Turns
@@ -93,8 +87,8 @@ extension Gateway {
     /// goes) as a tracked request, and answers the caller as ``submit(_:context:)`` does: `status` (201 for turn 1,
     /// 200 for a later one) with the final reply, 202 with the progress reply, or the event stream.
     private func turn(
-        _ request: Request, identity: GatewayIdentity, conversation: String, route: String, intentType: String?,
-        status: HTTPResponse.Status,
+        _ request: Request, identity: GatewayIdentity, client: ConciergeClient, deadline: Duration?,
+        conversation: String, route: String, intentType: String?, status: HTTPResponse.Status,
         _ send:
             @escaping @Sendable (
                 _ requestID: String, _ trace: TraceContext?, _ progress: @escaping @Sendable (Reply) -> Void
@@ -108,7 +102,7 @@ extension Gateway {
         table.add(tracked)
         let table = self.table
         // Not a child of this route: the turn goes on when the caller goes away.
-        Task {
+        let task = Task {
             do {
                 let turn = try await send(requestID, outgoing) { tracked.record($0) }
                 span?.attributes["concierge.turn"] = turn.number
@@ -128,8 +122,11 @@ extension Gateway {
             table.ended(tracked)
             GatewayTrace.end(span, outcome: Self.outcome(of: tracked.snapshot))
         }
+        tracked.attach(task)
+        // With no broker connected, the turn is answered 503 unavailable at its deadline (and its task cancelled).
+        sweeper.watch(tracked, on: client, wait: deadline ?? configuration.defaultDeadline)
         // The head waits for the first reply (at most the deadline), so that it can say whether it is a replay.
-        let first = await tracked.wait(after: 0, timeout: nil)
+        let first = await tracked.firstReply()
         var response: Response
         if RequestInput.wantsEventStream(request) {
             response = eventStream(tracked, first: first)

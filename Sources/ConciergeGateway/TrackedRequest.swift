@@ -44,6 +44,8 @@ final class TrackedRequest: Sendable {
         var nextWaiter: UInt64 = 0
         /// The client's handle on the request (to abandon it), once sent.
         var sent: SentRequest?
+        /// The task that sends a conversation's turn (cancelling it abandons the turn at the client).
+        var task: Task<Void, Never>?
         /// Abandoned before the handle was known: abandon it when it is.
         var abandonWhenSent = false
         /// ``finish()`` ran.
@@ -70,6 +72,15 @@ final class TrackedRequest: Sendable {
             return state.abandonWhenSent
         }
         if abandon { sent.abandon() }
+    }
+
+    /// The task that sends the request (a conversation's turn), to cancel when it is given up.
+    func attach(_ task: Task<Void, Never>) {
+        let cancel = state.withLock { state in
+            state.task = task
+            return state.abandonWhenSent
+        }
+        if cancel { task.cancel() }
     }
 
     /// An event of the client's handler (on its socket thread).
@@ -102,11 +113,12 @@ final class TrackedRequest: Sendable {
                     detail: "no broker answered within the request's deadline, and the gateway cancelled it: send it "
                         + "again with the same Idempotency-Key (so that it never runs twice) when /readyz answers 200",
                     requestID: id, retryAfterSeconds: 1)))
-        let sent = state.withLock { state -> SentRequest? in
-            if state.sent == nil { state.abandonWhenSent = true }
-            return state.sent
+        let (sent, task) = state.withLock { state -> (SentRequest?, Task<Void, Never>?) in
+            if state.sent == nil && state.task == nil { state.abandonWhenSent = true }
+            return (state.sent, state.task)
         }
         sent?.abandon()
+        task?.cancel()
         finish()
     }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import threading
 import time
 
@@ -30,10 +31,15 @@ def timed(call):
     return response, time.monotonic() - start
 
 
+# `unavailable`: no broker answered by the deadline; `connection-lost`: the client had already given up looking for
+# one (10 s without a broker). Both are 503 with Retry-After.
+AWAY = ("unavailable", "connection-lost")
+
+
 def assert_unavailable(response: httpx.Response) -> None:
     assert response.status_code == 503, response.text
     body = response.json()
-    assert body["code"] == "unavailable", body
+    assert body["code"] in AWAY, body
     assert response.headers["retry-after"] == "1"
     assert response.headers["concierge-request-id"] == body["requestId"]
 
@@ -66,10 +72,20 @@ def test_no_broker_ever_started(run_dir, spawn):
         assert response.text.strip() == "no broker connection" and took < 1.0, took
         # STATUS and CANCEL are bounded too.
         response, took = timed(lambda: http.get("/v1/requests/nope", params={"wait": 0}))
-        assert response.status_code == 503 and response.json()["code"] == "unavailable", response.text
+        assert_unavailable(response)
         assert took < DEADLINE_BOUND, took
         response, took = timed(lambda: http.delete("/v1/requests/nope"))
         assert response.status_code == 503 and took < DEADLINE_BOUND, (response.text, took)
+        # Conversations: a turn by its deadline, a read and an END bounded.
+        response, took = timed(lambda: http.post("/v1/conversations", params={"deadline_ms": 500},
+                                                 json=echo("turn")))
+        assert_unavailable(response)
+        assert took < DEADLINE_BOUND, took
+        for call in (lambda: http.get("/v1/conversations/c-nope"), lambda: http.delete("/v1/conversations/c-nope")):
+            response, took = timed(call)
+            assert response.status_code == 503 and response.json()["code"] in AWAY, response.text
+            assert response.headers["retry-after"] == "1"
+            assert took < DEADLINE_BOUND, took
 
 
 @pytest.mark.parametrize("how", ["stop", "kill"])
@@ -166,3 +182,32 @@ def test_draining_answers_open_connections_and_lets_open_requests_end(run_dir, s
     assert [e.event for e in events] == ["progress", "final"], events
     assert json.loads(events[-1].data)["intent"]["type"] == "Echo"
     assert gateway.proc.wait(20) == 0, gateway.proc.tail()
+
+
+def test_keep_alive_and_pipelining_on_one_connection(run_dir, spawn):
+    """HTTP/1.1 pipelining: many requests written at once on one connection are all answered, in order."""
+    broker = spawn.broker()
+    spawn.worker(broker)
+    gateway = Gateway("gwpipe", run_dir, broker.frontend)
+    spawn.procs.append(gateway.proc)
+    gateway.wait_ready()
+    count = 40
+    requests = b""
+    for index in range(count):
+        body = json.dumps(echo(f"pipelined-{index}")).encode()
+        requests += (b"POST /v1/requests HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    with socket.create_connection(("127.0.0.1", gateway.port), timeout=30) as connection:
+        connection.sendall(requests)  # all of them before reading any answer
+        reader = connection.makefile("rb")
+        texts = []
+        for _ in range(count):
+            status = reader.readline()
+            assert status.startswith(b"HTTP/1.1 200"), status
+            length = 0
+            while (line := reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.decode().partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            texts.append(json.loads(reader.read(length))["intent"]["parameters"]["text"])
+    assert texts == [f"pipelined-{index}" for index in range(count)]
