@@ -211,3 +211,46 @@ def test_keep_alive_and_pipelining_on_one_connection(run_dir, spawn):
                     length = int(value)
             texts.append(json.loads(reader.read(length))["intent"]["parameters"]["text"])
     assert texts == [f"pipelined-{index}" for index in range(count)]
+
+
+def test_outcomes_are_200_as_the_status_table_says(run_dir, spawn):
+    """GATEWAY.md, "What each status means": a lifecycle stopped at a disambiguation, a confirm's failure code and a
+    handle's `failure` are outcomes (200 with the Interaction), not problems."""
+    broker = spawn.broker()
+    spawn.worker(broker)
+    gateway = Gateway("gwtable", run_dir, broker.frontend)
+    spawn.procs.append(gateway.proc)
+    gateway.wait_ready()
+    with httpx.Client(base_url=gateway.url, timeout=30) as http:
+        stopped = http.post("/v1/requests", json={"intent": {"type": "SendMessage", "parameters": {
+            "recipient": {"displayName": "John"}, "content": "Hi"}}})
+        assert stopped.status_code == 200, stopped.text
+        assert stopped.json()["resolve"]["recipient"]["kind"] == "disambiguation"
+        assert "handle" not in stopped.json()
+        declined = http.post("/v1/requests", json={"intent": {"type": "SendPayment", "parameters": {
+            "payee": {"displayName": "Anna"}, "currencyAmount": {"amount": "9000", "currencyCode": "EUR"}}}})
+        assert declined.status_code == 200, declined.text
+        assert declined.json()["confirm"]["code"] == "failureInsufficientFunds"
+        failed = http.post("/v1/requests", params={"phase": "handle"}, json={"intent": {
+            "type": "SendMessage", "parameters": {"recipient": {"displayName": "John"}, "content": "Hi"}}})
+        assert failed.status_code == 200, failed.text
+        assert failed.json()["handle"]["code"] == "failure"
+
+
+def test_the_documented_ready_line_finds_the_port(run_dir, spawn, tmp_path):
+    """The shell lines of GATEWAY.md that find an ephemeral port in the ready log line, run as written."""
+    import os
+    import re
+    import subprocess
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "Docs" / "GATEWAY.md").read_text()
+    script = re.search(r"find an ephemeral port:\n\n```\n.*?\n```\n\n```sh\n(.*?)```", text, re.S).group(1)
+    broker = spawn.broker()
+    binary = Path(os.environ["CONCIERGE_BIN"]).resolve()
+    script = script.replace("concierge gateway", f"{binary} gateway --broker {broker.frontend}")
+    out = subprocess.run(
+        ["bash", "-c", script + 'echo "$port"; kill %1; wait'], cwd=tmp_path, capture_output=True, text=True,
+        timeout=60)
+    port = int(out.stdout.strip().splitlines()[-1])
+    assert port > 0, out
