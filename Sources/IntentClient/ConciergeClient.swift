@@ -127,16 +127,9 @@ public final class ConciergeClient: Sendable {
         traceContext: TraceContext? = nil
     ) -> ReplyStream {
         let id = requestID ?? makeRequestID()
-        // A keyed request goes out in version 02 (F7: the key), a traced one in version 04 (F8, F9); its answers
-        // come back in the same version. The frames are kept, to be sent again on the next socket if they never
-        // left this one.
-        let trace = Self.outgoingTraceContext(traceContext)
-        var message = WireFrameList()
-        ClientMessageEncoder.request(
-            into: &message, version: trace != nil ? 4 : idempotencyKey == nil ? 1 : 2, requestID: id,
-            intentType: intentType, phase: phase, deadlineMilliseconds: deadline.map(\.milliseconds),
-            body: .bytes(body), idempotencyKey: idempotencyKey.map { Array($0.utf8) }, traceContext: trace)
-        let frames = message.frames
+        let frames = Self.requestFrames(
+            id: id, intentType: intentType, phase: phase, body: body, deadline: deadline,
+            idempotencyKey: idempotencyKey, traceContext: traceContext)
         let (stream, continuation) = ReplyStream.makeStream()
         let core = self.core
         let serial = nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue
@@ -165,15 +158,28 @@ public final class ConciergeClient: Sendable {
         traceContext: TraceContext? = nil,
         handler: @escaping @Sendable (ReplyEvent) -> Void
     ) -> SentRequest {
-        let trace = Self.outgoingTraceContext(traceContext)
+        let frames = Self.requestFrames(
+            id: requestID, intentType: intentType, phase: phase, body: body, deadline: deadline,
+            idempotencyKey: idempotencyKey, traceContext: traceContext)
+        let serial = nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue
+        core.submit(.request(id: requestID, serial: serial, frames: frames, continuation: .handler(handler)))
+        return SentRequest(core: core, id: requestID, serial: serial)
+    }
+
+    /// A REQUEST's frames. A keyed request goes out in version 02 (F7: the key), a traced one in version 04 (F8,
+    /// F9); its answers come back in the same version. The frames are kept, to be sent again on the next socket if
+    /// they never left this one.
+    private static func requestFrames(
+        id: String, intentType: String, phase: RequestPhase, body: [UInt8], deadline: Duration?,
+        idempotencyKey: String?, traceContext: TraceContext?
+    ) -> [[UInt8]] {
+        let trace = outgoingTraceContext(traceContext)
         var message = WireFrameList()
         ClientMessageEncoder.request(
-            into: &message, version: trace != nil ? 4 : idempotencyKey == nil ? 1 : 2, requestID: requestID,
+            into: &message, version: trace != nil ? 4 : idempotencyKey == nil ? 1 : 2, requestID: id,
             intentType: intentType, phase: phase, deadlineMilliseconds: deadline.map(\.milliseconds),
             body: .bytes(body), idempotencyKey: idempotencyKey.map { Array($0.utf8) }, traceContext: trace)
-        let serial = nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue
-        core.submit(.request(id: requestID, serial: serial, frames: message.frames, continuation: .handler(handler)))
-        return SentRequest(core: core, id: requestID, serial: serial)
+        return message.frames
     }
 
     /// Whether the client is connected to a broker now: its connection completed a handshake and the broker has

@@ -53,6 +53,17 @@ def assert_away(http: httpx.Client) -> None:
     assert took < DEADLINE_BOUND, took
 
 
+def started(run_dir, spawn, name: str, *flags: str, worker: bool = True) -> tuple[cluster.Broker, Gateway]:
+    """A broker (with one example worker) and a ready gateway in front of it, stopped by `spawn` at the end."""
+    broker = spawn.broker()
+    if worker:
+        spawn.worker(broker)
+    gateway = Gateway(name, run_dir, broker.frontend, *flags)
+    spawn.procs.append(gateway.proc)
+    gateway.wait_ready()
+    return broker, gateway
+
+
 def wait_until(predicate, timeout: float = 30.0) -> None:
     end = time.monotonic() + timeout
     while not predicate():
@@ -116,11 +127,7 @@ def test_broker_stopped_or_killed_then_restarted(run_dir, spawn, how):
 
 def test_a_silent_broker_is_not_ready_within_a_second(run_dir, spawn):
     """A frozen broker (SIGSTOP) keeps its connection open: the probe's ping times out at 1 s."""
-    broker = spawn.broker()
-    spawn.worker(broker)
-    gateway = Gateway("gwfrozen", run_dir, broker.frontend)
-    spawn.procs.append(gateway.proc)
-    gateway.wait_ready()
+    broker, gateway = started(run_dir, spawn, "gwfrozen")
     with httpx.Client(base_url=gateway.url, timeout=30) as http:
         broker.proc.signal(signal.SIGSTOP)
         try:
@@ -133,10 +140,7 @@ def test_a_silent_broker_is_not_ready_within_a_second(run_dir, spawn):
 
 
 def test_probes_answer_head(run_dir, spawn):
-    broker = spawn.broker()
-    gateway = Gateway("gwhead", run_dir, broker.frontend)
-    spawn.procs.append(gateway.proc)
-    gateway.wait_ready()
+    _, gateway = started(run_dir, spawn, "gwhead", worker=False)
     with httpx.Client(base_url=gateway.url, timeout=30) as http:
         for path in ("/livez", "/readyz"):
             response = http.head(path)
@@ -148,11 +152,7 @@ def test_probes_answer_head(run_dir, spawn):
 
 
 def test_draining_answers_open_connections_and_lets_open_requests_end(run_dir, spawn):
-    broker = spawn.broker()
-    spawn.worker(broker)
-    gateway = Gateway("gwdrain2", run_dir, broker.frontend, "--drain-timeout-ms", "20000")
-    spawn.procs.append(gateway.proc)
-    gateway.wait_ready()
+    _, gateway = started(run_dir, spawn, "gwdrain2", "--drain-timeout-ms", "20000")
     events: list = []
     progressed = threading.Event()
 
@@ -186,11 +186,7 @@ def test_draining_answers_open_connections_and_lets_open_requests_end(run_dir, s
 
 def test_keep_alive_and_pipelining_on_one_connection(run_dir, spawn):
     """HTTP/1.1 pipelining: many requests written at once on one connection are all answered, in order."""
-    broker = spawn.broker()
-    spawn.worker(broker)
-    gateway = Gateway("gwpipe", run_dir, broker.frontend)
-    spawn.procs.append(gateway.proc)
-    gateway.wait_ready()
+    _, gateway = started(run_dir, spawn, "gwpipe")
     count = 40
     requests = b""
     for index in range(count):
@@ -216,11 +212,7 @@ def test_keep_alive_and_pipelining_on_one_connection(run_dir, spawn):
 def test_outcomes_are_200_as_the_status_table_says(run_dir, spawn):
     """GATEWAY.md, "What each status means": a lifecycle stopped at a disambiguation, a confirm's failure code and a
     handle's `failure` are outcomes (200 with the Interaction), not problems."""
-    broker = spawn.broker()
-    spawn.worker(broker)
-    gateway = Gateway("gwtable", run_dir, broker.frontend)
-    spawn.procs.append(gateway.proc)
-    gateway.wait_ready()
+    _, gateway = started(run_dir, spawn, "gwtable")
     with httpx.Client(base_url=gateway.url, timeout=30) as http:
         stopped = http.post("/v1/requests", json={"intent": {"type": "SendMessage", "parameters": {
             "recipient": {"displayName": "John"}, "content": "Hi"}}})
