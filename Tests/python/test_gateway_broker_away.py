@@ -246,3 +246,38 @@ def test_the_documented_ready_line_finds_the_port(run_dir, spawn, tmp_path):
         timeout=60)
     port = int(out.stdout.strip().splitlines()[-1])
     assert port > 0, out
+
+
+def doc_block(heading: str, language: str) -> str:
+    """The first fenced block of `language` under GATEWAY.md's `heading`."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "Docs" / "GATEWAY.md").read_text()
+    section = text[text.index(heading):]
+    return re.search(rf"```{language}\n(.*?)```", section, re.S).group(1)
+
+
+def test_the_documented_curl_and_python_examples_run_as_written(run_dir, spawn):
+    """GATEWAY.md's curl block and Python block, run as written against a live gateway with two example workers:
+    every step answers what its comment says."""
+    import subprocess
+    import sys
+
+    broker, gateway = started(run_dir, spawn, "gwdocs")
+    spawn.worker(broker)
+    script = doc_block("### curl", "sh").replace("http://127.0.0.1:8080", gateway.url)
+    out = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr + out.stdout
+    text = out.stdout
+    assert text.count('"code":"success"') >= 4, text
+    assert text.count("event: progress") == 2 and text.count("event: final") == 2, text
+    assert '"code":"cancelled"' in text and '"status":409' in text, text
+    assert "attempt 1: ran" in text and "attempt 2: ran" not in text, text
+    assert "idempotent-replayed: true" in text.lower(), text
+    assert '"ending":"completed"' in text, text
+    assert "201 \n201 true\n422 \n" in text, text
+    python = doc_block("### Python", "python").replace("http://127.0.0.1:8080", gateway.url)
+    out = subprocess.run([sys.executable, "-c", python], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert out.stdout.strip() == "200 None", out.stdout
