@@ -120,7 +120,7 @@ extension Gateway {
                 tracked.end(.failure(GatewayProblem(code: "internal", detail: "\(error)", requestID: requestID)))
             }
             table.ended(tracked)
-            GatewayTrace.end(span, outcome: Self.outcome(of: tracked.snapshot))
+            GatewayTrace.end(span, outcome: tracked.snapshot.outcome)
         }
         tracked.attach(task)
         // With no broker connected, the turn is answered 503 unavailable at its deadline (and its task cancelled).
@@ -144,15 +144,6 @@ extension Gateway {
         }
         response.headers[GatewayHeaders.conversationID] = conversation
         return response
-    }
-
-    /// A turn's ending for its span: `final`, the error's code, or `open`.
-    private static func outcome(of snapshot: TrackedRequest.Snapshot) -> String {
-        switch snapshot.ending {
-        case .reply(let reply): reply.status == .final ? "final" : (reply.errorCode ?? "error")
-        case .failure(let problem): problem.code
-        case nil: "open"
-        }
     }
 
     /// `?record=` and `?confirm=`: `true` or `false`.

@@ -204,31 +204,6 @@ extension Gateway {
         }
     }
 
-    /// Reads a request's replies into `tracked` until its ending.
-    static func follow(_ stream: ConciergeClient.ReplyStream, into tracked: TrackedRequest, span: (any Span)?) async {
-        var outcome = "connection-lost"
-        do {
-            for try await reply in stream {
-                tracked.record(reply)
-                if reply.isFinal { outcome = reply.status == .final ? "final" : (reply.errorCode ?? "error") }
-            }
-            if !tracked.isEnded {
-                tracked.end(
-                    .failure(
-                        GatewayProblem(
-                            code: "connection-lost", detail: "the request ended without a reply", requestID: tracked.id)
-                    ))
-            }
-        } catch let error as ClientError {
-            outcome = error.code.rawValue
-            tracked.end(.failure(problem(error, requestID: tracked.id)))
-        } catch {
-            outcome = "internal"
-            tracked.end(.failure(GatewayProblem(code: "internal", detail: "\(error)", requestID: tracked.id)))
-        }
-        GatewayTrace.end(span, outcome: outcome)
-    }
-
     /// A client error as a problem: the broker's error body when it answered one.
     static func problem(_ error: ClientError, requestID: String?) -> GatewayProblem {
         if let reply = error.reply { return GatewayProblem(errorBody: reply.body, requestID: requestID) }

@@ -22,26 +22,11 @@ extension TraceContext {
 
 /// Where a request's trace goes: the one place that knows how the gateway hands a trace context to the client.
 enum GatewayTrace {
-    /// Sends the request. Without gateway tracing, `trace` (the caller's headers) goes to the broker unchanged;
-    /// with it, a server span `POST /v1/requests` whose parent is `trace` is open until the request ends, and the
-    /// broker gets the span's context.
-    ///
-    /// The client's `traceContext:` parameter (CIPC04) carries the context; without one (no header, no tracing) the
-    /// request goes out in its older version, as before tracing.
-    static func send(
-        client: ConciergeClient, intentType: String, phase: RequestPhase, body: [UInt8], deadline: Duration?,
-        requestID: String, idempotencyKey: String?, trace: TraceContext?, tracing: Bool
-    ) -> (stream: ConciergeClient.ReplyStream, span: (any Span)?) {
-        let (outgoing, span) = start(
-            requestID: requestID, intentType: intentType, phase: phase, trace: trace, tracing: tracing)
-        let stream = client.send(
-            intentType: intentType, phase: phase, body: body, deadline: deadline, requestID: requestID,
-            idempotencyKey: idempotencyKey, traceContext: outgoing)
-        return (stream, span)
-    }
-
-    /// The trace context a request carries to the broker, and the gateway's span for it (with `tracing`): as
-    /// ``send(client:intentType:phase:body:deadline:requestID:idempotencyKey:trace:tracing:)`` describes.
+    /// The trace context a request carries to the broker, and the gateway's span for it. Without gateway tracing,
+    /// `trace` (the caller's headers) goes to the broker unchanged; with it, a server span `POST /v1/requests` whose
+    /// parent is `trace` is open until the request ends (``end(_:outcome:)``), and the broker gets the span's
+    /// context. Without a context (no header, no tracing) the request goes out in its older version (CIPC04 only
+    /// carries one).
     static func start(
         requestID: String, intentType: String, phase: RequestPhase, trace: TraceContext?, tracing: Bool
     ) -> (outgoing: TraceContext?, span: (any Span)?) {
