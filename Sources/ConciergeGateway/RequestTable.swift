@@ -12,6 +12,8 @@ final class RequestTable: Sendable {
         /// Ended requests in the order they ended, to forget them after the time to live.
         var ended: [(id: String, at: ContinuousClock.Instant)] = []
         var endedHead = 0
+        /// Added and not ended yet (``ended(_:)`` is called once per request).
+        var open = 0
         var shuttingDown = false
     }
 
@@ -27,6 +29,7 @@ final class RequestTable: Sendable {
         let shuttingDown = state.withLock { state in
             purge(&state)
             state.requests[request.id] = request
+            state.open += 1
             return state.shuttingDown
         }
         if shuttingDown { request.shutDown() }
@@ -43,11 +46,14 @@ final class RequestTable: Sendable {
 
     /// Notes that `request` ended, to forget it later.
     func ended(_ request: TrackedRequest) {
-        state.withLock { $0.ended.append((request.id, .now)) }
+        state.withLock { state in
+            state.ended.append((request.id, .now))
+            state.open -= 1
+        }
     }
 
-    /// The number of requests not ended yet.
-    var open: Int { state.withLock { state in state.requests.values.count { !$0.isEnded } } }
+    /// The number of requests not ended yet (counted, not searched: the drain asks often).
+    var open: Int { state.withLock { $0.open } }
 
     /// The drain time is over: every waiter answers `shutting-down` now, and so does any later one.
     func shutDown() {
