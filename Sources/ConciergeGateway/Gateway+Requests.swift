@@ -17,7 +17,7 @@ extension Gateway {
         let definitionVersion = try RequestInput.definitionVersion(query)
         let key = try RequestInput.idempotencyKey(request)
         let trace = TraceContext.incoming(request.headers)
-        let (body, json) = try await RequestInput.jsonBody(request, limit: configuration.maxBodyBytes)
+        let (sent, json) = try await RequestInput.jsonBody(request, limit: configuration.maxBodyBytes)
         let intentType = try RequestInput.interaction(json).intentType
         try checkPermission(identity, intentType: intentType, phase: phase)
         let id = makeRequestID()
@@ -30,13 +30,16 @@ extension Gateway {
             GatewayTrace.end(span, outcome: tracked.snapshot.outcome)
         }
         table.add(tracked)
-        // The body goes to the broker as the caller sent it (it parsed, and it is an Interaction). The replies go
-        // straight into `tracked`, on the client's thread: the request goes on when the caller goes away.
-        let sent = client.send(
-            intentType: wireType, phase: phase, body: body, deadline: deadline, requestID: id,
+        // A keyed request's body is written again in one form (sorted keys, no spaces), so that a retry of the same
+        // JSON written otherwise is the same request to the broker's fingerprint; any other goes as the caller sent
+        // it (it parsed, and it is an Interaction). The replies go straight into `tracked`, on the client's thread:
+        // the request goes on when the caller goes away.
+        let handle = client.send(
+            intentType: wireType, phase: phase, body: key == nil ? sent : json.serialized(), deadline: deadline,
+            requestID: id,
             idempotencyKey: key.map { Self.brokerKey($0, of: identity, scoped: clients.requiresToken) },
             traceContext: outgoing, handler: { tracked.receive($0) })
-        tracked.attach(sent)
+        tracked.attach(handle)
         sweeper.watch(tracked, on: client, wait: deadline ?? configuration.defaultDeadline)
         // The head waits for the first reply (at most the deadline: the sweeper ends the request then when no
         // broker answers), so that it can say whether it is a replay.

@@ -103,6 +103,10 @@ def test_idempotency_key_replays_and_says_so(http):
     again = http.post("/v1/requests", headers=key, json=echo("once"))
     assert again.status_code == 200 and again.headers["idempotent-replayed"] == "true"
     assert again.json()["handle"]["data"]["instance"] == first.json()["handle"]["data"]["instance"]
+    # The same JSON written otherwise (key order, spacing) is the same request: replayed, not a conflict.
+    other_form = json.dumps({"intent": {"parameters": {"text": "once"}, "type": "Echo"}}, indent=2)
+    again = http.post("/v1/requests", headers={**key, "Content-Type": "application/json"}, content=other_form)
+    assert again.status_code == 200 and again.headers["idempotent-replayed"] == "true", again.text
     problem(http.post("/v1/requests", headers=key, json=echo("other")), 422, "idempotency-conflict")
 
 
