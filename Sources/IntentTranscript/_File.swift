@@ -41,13 +41,6 @@ enum _File {
         }
     }
 
-    /// Opens `path` for appending, creating it (mode 0644) if it is not there.
-    static func openForAppending(_ path: String) throws(TranscriptError) -> Int32 {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw failure("open the file for writing", path) }
-        return descriptor
-    }
-
     /// Writes all of `bytes` to `descriptor` (retrying short writes and EINTR).
     static func write(_ bytes: [UInt8], to descriptor: Int32, path: String) throws(TranscriptError) {
         var offset = 0
