@@ -153,14 +153,6 @@ public enum CIP {
         public static let conversation = 3
     }
 
-    /// Words of a TURN's flags frame (F7), separated by one space.
-    public enum TurnFlags {
-        /// Record a transcript of the conversation.
-        public static let record: StaticString = "record"
-        /// Stop at a confirm that answers `ready` and wait for the caller's confirmation before handle.
-        public static let confirm: StaticString = "confirm"
-    }
-
     /// Largest request id and intent type, in bytes.
     public static let maxRequestIDLength = 255
     /// Largest idempotency key, in bytes.
