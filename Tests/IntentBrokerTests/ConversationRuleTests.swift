@@ -381,6 +381,20 @@ import Testing
         #expect(Self.conversation(harness.readConversation("c3"))?["ending"] == "expired")
     }
 
+    /// PROTOCOL.md 6.4, "Units and when expiry takes effect": an idle conversation expires at the broker's first
+    /// heartbeat at or after its time to live, not when it is read; until then it is answered as it stands.
+    @Test func anIdleConversationExpiresAtTheFirstHeartbeatAfterItsTimeToLive() throws {
+        var harness = try Self.harness()
+        harness.turn("t1", conversation: "c1", number: 1, body: Self.start)
+        harness.answer("w1", request: "t1", outcome: .stop, body: Self.disambiguation)
+        // Past the time to live (300 s) with no turn of the loop: a read finds it as it was.
+        harness.now += 301 * 1_000_000_000
+        #expect(Self.conversation(harness.readConversation("c1"))?["state"] == "asking")
+        // The next turn of the loop runs the heartbeat that is due, which ends it.
+        harness.advance(ms: 1)
+        #expect(Self.conversation(harness.readConversation("c1"))?["ending"] == "expired")
+    }
+
     @Test func aConversationSurvivesARestartAndHandleStaysAtMostOnce() throws {
         var harness = try Self.harness(journaling: true)
         harness.turn("r1", conversation: "c1", number: 1, body: Self.start, flags: [.confirm])
