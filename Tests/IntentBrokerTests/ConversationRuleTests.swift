@@ -250,6 +250,24 @@ import Testing
         #expect(after["state"] == "running")
     }
 
+    /// PROTOCOL.md 4.11.5: a `turn-mismatch` says which turn fits in its `"conversation"` (`turn` and `state`).
+    @Test func aTurnMismatchCarriesTheConversationThatSaysWhichTurnFits() throws {
+        var harness = try Self.harness()
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start)
+        harness.answer("w1", outcome: .stop, body: Self.disambiguation)
+        let answer = #"{"parameter":"recipient","option":0}"#
+        harness.turn("r3", conversation: "c1", number: 3, body: answer)
+        let asking = try #require(harness.endings(of: "r3").first)
+        #expect(asking.code == "turn-mismatch")
+        let waiting = try #require(Self.conversation(asking))
+        #expect(waiting["turn"] == 1 && waiting["state"] == "asking")  // turn 2 runs
+        harness.turn("r2", conversation: "c1", number: 2, body: answer)
+        harness.turn("r4", conversation: "c1", number: 4, body: answer)
+        let running = try #require(Self.conversation(harness.endings(of: "r4").first))
+        #expect(harness.endings(of: "r4").first?.code == "turn-mismatch")
+        #expect(running["turn"] == 2 && running["state"] == "running")  // turn 2 is in flight
+    }
+
     @Test func withCurveAConversationBelongsToTheClientsKeyNotItsConnection() throws {
         var harness = try Self.harness()
         harness.turn("r1", conversation: "c1", number: 1, body: Self.start, client: "conn-1", identity: "key-A")
