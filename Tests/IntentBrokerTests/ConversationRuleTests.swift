@@ -466,4 +466,29 @@ import Testing
         harness.turn("s1", conversation: "c2", number: 1, body: Self.start)
         #expect(!harness.transcript.contains { $0.conversation == "c2" })
     }
+
+    /// Docs/TRANSCRIPTS.md: a transcript holds the turns that ran; a refused turn, an attached one and a replayed one
+    /// write nothing.
+    @Test func refusedAttachedAndReplayedTurnsAreNotWrittenToTheTranscript() throws {
+        var configuration = BrokerConfiguration()
+        configuration.transcriptDirectory = "/unused"
+        var harness = try CoreHarness(configuration)
+        harness.register("w1", capacity: 4, types: ["SendMessage"])
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start, flags: [.record])
+        harness.turn("r1-attached", conversation: "c1", number: 1, body: Self.start, flags: [.record])
+        harness.answer("w1", outcome: .stop, body: Self.disambiguation)
+        let written = harness.transcript.count
+        harness.turn("r1-replayed", conversation: "c1", number: 1, body: Self.start, flags: [.record])
+        #expect(harness.endings(of: "r1-replayed").first?.isReplay == true)
+        for (id, number, body, code) in [
+            ("x1", 3, #"{"parameter":"recipient","option":0}"#, "turn-mismatch"),
+            ("x2", 2, #"{"parameter":"recipient","option":9}"#, "bad-option"),
+            ("x3", 2, #"{"parameter":"content","value":"x"}"#, "not-asked"),
+        ] {
+            harness.turn(id, conversation: "c1", number: number, body: body)
+            #expect(harness.endings(of: id).first?.code == code)
+        }
+        #expect(harness.transcript.count == written, "\(harness.transcript.dropFirst(written).map(\.line))")
+        #expect(harness.transcript.filter { $0.line["record"] == "turn" }.count == 1)
+    }
 }
