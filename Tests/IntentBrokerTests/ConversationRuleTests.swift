@@ -250,6 +250,19 @@ import Testing
         #expect(after["state"] == "running")
     }
 
+    /// PROTOCOL.md 4.8: an attached TURN whose request id is in flight is `duplicate-request`, F4 empty, no
+    /// `"conversation"`; the turn in flight goes on.
+    @Test func anAttachedTurnWithARequestIdInFlightIsADuplicateRequestWithEmptyF4() throws {
+        var harness = try Self.harness()
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start)
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start)
+        let refused = try #require(harness.endings(of: "r1").first)
+        #expect(refused.code == "duplicate-request" && refused.phase == "")
+        #expect(Self.json(refused.body)["conversation"] == nil)
+        harness.answer("w1", outcome: .stop, body: Self.disambiguation)
+        #expect(Self.conversation(harness.readConversation("c1"))?["state"] == "asking")
+    }
+
     /// PROTOCOL.md 4.11.5: a `turn-mismatch` says which turn fits in its `"conversation"` (`turn` and `state`).
     @Test func aTurnMismatchCarriesTheConversationThatSaysWhichTurnFits() throws {
         var harness = try Self.harness()
