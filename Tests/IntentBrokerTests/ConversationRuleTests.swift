@@ -403,6 +403,8 @@ import Testing
         harness.turn("s1-again", conversation: "c2", number: 1, body: Self.start)
         let retried = try #require(harness.endings(of: "s1-again").first)
         #expect(retried.code == "cancelled" && retried.isReplay)
+        // END during turn 1 (before handle) leaves the conversation, ended (PROTOCOL.md 4.11.5): it is read back.
+        #expect(Self.conversation(harness.readConversation("c2"))?["ending"] == "cancelled")
 
         harness.turn("t1", conversation: "c3", number: 1, body: Self.start)
         harness.answer("w1", request: "t1", outcome: .stop, body: Self.disambiguation)
