@@ -250,6 +250,30 @@ import Testing
         #expect(after["state"] == "running")
     }
 
+    /// PROTOCOL.md 4.11.4, `asking`: what a conversation asks comes from the latest resolve output alone; a parameter
+    /// that output does not mention is not asked any more, whatever an earlier turn's output said.
+    @Test func aParameterTheLatestResolveOutputLeavesOutIsNotAsked() throws {
+        var harness = try Self.harness()
+        harness.turn("r1", conversation: "c1", number: 1, body: Self.start)
+        let both =
+            #"{"intent":{"type":"SendMessage","parameters":{"recipient":\#(Self.john)}},"#
+            + #""resolve":{"recipient":{"kind":"disambiguation","options":[\#(Self.appleseed),\#(Self.doe)]},"#
+            + #""content":{"kind":"needsValue"}}}"#
+        harness.answer("w1", outcome: .stop, body: both)
+        let first = try #require(Self.conversation(harness.readConversation("c1")))
+        #expect(first["asking"]?.arrayValue?.compactMap { $0["parameter"]?.stringValue } == ["recipient", "content"])
+        harness.turn("r2", conversation: "c1", number: 2, body: #"{"parameter":"recipient","option":0}"#)
+        // This output asks about the recipient only; content is not in it.
+        let recipientOnly =
+            #"{"intent":{"type":"SendMessage","parameters":{"recipient":\#(Self.appleseed)}},"#
+            + #""resolve":{"recipient":{"kind":"confirmationRequired","value":\#(Self.appleseed)}}}"#
+        harness.answer("w1", outcome: .stop, body: recipientOnly)
+        let second = try #require(Self.conversation(harness.readConversation("c1")))
+        #expect(second["asking"]?.arrayValue?.compactMap { $0["parameter"]?.stringValue } == ["recipient"])
+        harness.turn("r3", conversation: "c1", number: 3, body: #"{"parameter":"content","value":"Hi"}"#)
+        #expect(harness.endings(of: "r3").first?.code == "not-asked")
+    }
+
     /// PROTOCOL.md 4.8: an attached TURN whose request id is in flight is `duplicate-request`, F4 empty, no
     /// `"conversation"`; the turn in flight goes on.
     @Test func anAttachedTurnWithARequestIdInFlightIsADuplicateRequestWithEmptyF4() throws {
