@@ -486,7 +486,7 @@ def test_up_runs_a_gateway_next_to_the_broker(run_dir, tmp_path):
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 
-@pytest.mark.parametrize("tracing", [False, True])
+@pytest.mark.parametrize("tracing", [False, pytest.param(True, marks=pytest.mark.needs_trait("Tracing"))])
 def test_trace_headers_reach_the_broker(run_dir, spawn, tracing):
     """A valid traceparent/tracestate goes to the broker unchanged in a CIPC04 REQUEST (F8, F9); with --tracing, the
     gateway's span in the caller's trace. Without tracing, an invalid one (or none) sends no trace context at all."""
