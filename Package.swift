@@ -101,7 +101,7 @@ let package = Package(
         .target(name: "IntentVocabulary", swiftSettings: swiftSettings),
         .target(name: "IntentWire", dependencies: ["ConciergeJSON", "IntentVocabulary"], swiftSettings: swiftSettings),
         .target(
-            name: "IntentKit", dependencies: ["ConciergeJSON", "IntentVocabulary", "IntentWire"],
+            name: "IntentKit", dependencies: ["ConciergeJSON", "IntentVocabulary"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -1,5 +1,4 @@
 public import ConciergeJSON
-import IntentWire
 
 /// The result of one job: its outcome and the body to send back (Interaction JSON, or an error object).
 public struct JobOutput: Sendable, Hashable {
@@ -25,7 +24,8 @@ public struct JobOutput: Sendable, Hashable {
     /// cancelled"}`.
     public static let cancelled = JobOutput(
         outcome: .cancelled,
-        body: WireBody.error(.cancelled, "the handler stopped: the job was cancelled")
+        body: IntentError(code: .cancelled, message: "the handler stopped: the job was cancelled").jsonValue
+            .serialized()
     )
 
     /// The body parsed as JSON (nil if it is not valid JSON, which the runner never produces).
