@@ -41,6 +41,15 @@ import Testing
         return harness
     }
 
+    /// A harness whose broker writes transcripts (to the harness, not to files).
+    static func recordingHarness() throws -> CoreHarness {
+        var configuration = BrokerConfiguration()
+        configuration.transcriptDirectory = "/unused"
+        var harness = try CoreHarness(configuration)
+        harness.register("w1", capacity: 4, types: ["SendMessage"])
+        return harness
+    }
+
     /// The conversation object of a reply's body.
     static func conversation(_ reply: CoreHarness.Reply?) -> JSONValue? {
         guard let reply else { return nil }
@@ -485,10 +494,7 @@ import Testing
     }
 
     @Test func recordedConversationsWriteEveryTurnPhaseAndReply() throws {
-        var configuration = BrokerConfiguration()
-        configuration.transcriptDirectory = "/unused"
-        var harness = try CoreHarness(configuration)
-        harness.register("w1", capacity: 4, types: ["SendMessage"])
+        var harness = try Self.recordingHarness()
         harness.turn("r1", conversation: "c1", number: 1, body: Self.start, flags: [.record])
         harness.answer("w1", outcome: .stop, body: Self.disambiguation)
         harness.turn("r2", conversation: "c1", number: 2, body: #"{"parameter":"recipient","option":0}"#)
@@ -509,10 +515,7 @@ import Testing
     /// Docs/TRANSCRIPTS.md: a transcript holds the turns that ran; a refused turn, an attached one and a replayed one
     /// write nothing.
     @Test func refusedAttachedAndReplayedTurnsAreNotWrittenToTheTranscript() throws {
-        var configuration = BrokerConfiguration()
-        configuration.transcriptDirectory = "/unused"
-        var harness = try CoreHarness(configuration)
-        harness.register("w1", capacity: 4, types: ["SendMessage"])
+        var harness = try Self.recordingHarness()
         harness.turn("r1", conversation: "c1", number: 1, body: Self.start, flags: [.record])
         harness.turn("r1-attached", conversation: "c1", number: 1, body: Self.start, flags: [.record])
         harness.answer("w1", outcome: .stop, body: Self.disambiguation)

@@ -15,15 +15,6 @@ import Testing
         try ConciergeClient(configuration: .init(brokerEndpoint: broker.endpoint, heartbeatInterval: .seconds(5)))
     }
 
-    /// Waits until `condition` holds (at most 10 s).
-    func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
-        let end = ContinuousClock.now + .seconds(10)
-        while !condition() {
-            guard ContinuousClock.now < end else { throw BrokerWaitTimedOut(description: "timed out: \(what)") }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-    }
-
     // MARK: Cancellation
 
     @Test func cancellingTheTaskOfAStreamSendsCancelAndDropsTheLateEnding() async throws {

@@ -25,20 +25,18 @@ import Testing
         var all: [String] { events.withLock { $0 } }
     }
 
-    func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
-        let end = ContinuousClock.now + .seconds(10)
-        while !condition() {
-            guard ContinuousClock.now < end else { throw BrokerWaitTimedOut(description: "timed out: \(what)") }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+    /// A scripted broker, a client of it and what its handlers hear.
+    static func connected() throws -> (ScriptedBroker, ConciergeClient, Heard) {
+        let broker = try ScriptedBroker()
+        return (broker, try ConciergeClient(configuration: .init(brokerEndpoint: broker.endpoint)), Heard())
     }
 
     @Test func theHandlerHearsProgressThenTheEndingThenEnded() async throws {
-        let broker = try ScriptedBroker()
-        defer { broker.stop() }
-        let client = try ConciergeClient(configuration: .init(brokerEndpoint: broker.endpoint))
-        defer { client.close() }
-        let heard = Heard()
+        let (broker, client, heard) = try Self.connected()
+        defer {
+            client.close()
+            broker.stop()
+        }
         let sent = client.send(
             intentType: "Echo", phase: .handle, body: Self.body, requestID: "h1", handler: { heard.record($0) })
         #expect(sent.id == "h1")
@@ -51,11 +49,11 @@ import Testing
     }
 
     @Test func abandonSendsCancelAndTheHandlerHearsNothingMore() async throws {
-        let broker = try ScriptedBroker()
-        defer { broker.stop() }
-        let client = try ConciergeClient(configuration: .init(brokerEndpoint: broker.endpoint))
-        defer { client.close() }
-        let heard = Heard()
+        let (broker, client, heard) = try Self.connected()
+        defer {
+            client.close()
+            broker.stop()
+        }
         let sent = client.send(
             intentType: "Echo", phase: .handle, body: Self.body, requestID: "h2", handler: { heard.record($0) })
         _ = try await broker.waitFor(CIP.Client.request)

@@ -129,3 +129,12 @@ final class ScriptedBroker: Sendable {
 struct BrokerWaitTimedOut: Error, CustomStringConvertible {
     let description: String
 }
+
+/// Waits until `condition` holds (at most 10 s), looking every 5 ms.
+func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
+    let end = ContinuousClock.now + .seconds(10)
+    while !condition() {
+        guard ContinuousClock.now < end else { throw BrokerWaitTimedOut(description: "timed out: \(what)") }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
